@@ -1,0 +1,100 @@
+#pragma once
+// The aggregation map of an area query, built once per query on the host and
+// shared by every engine: for each dimension, base id -> list of
+// (position in that dimension's element list, non-zero weight), stored as CSR.
+// A target cell is numbered by its positions in mixed radix, first dimension
+// slowest, so ascending target numbers are the area's output order.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "gpuolap/area_query.hpp"
+#include "gpuolap/schema.hpp"
+
+namespace gpuolap {
+
+struct DimensionMap {
+  std::vector<uint32_t> offsets;    // base_count + 1 entries
+  std::vector<uint32_t> positions;  // position in the dimension's list
+  std::vector<double> weights;      // weight of the base under that element
+  std::vector<uint64_t> relevant_prefix;  // bases < b with at least one target
+
+  std::span<const uint32_t> positions_of(uint32_t base) const {
+    return {positions.data() + offsets[base], offsets[base + 1] - offsets[base]};
+  }
+  std::span<const double> weights_of(uint32_t base) const {
+    return {weights.data() + offsets[base], offsets[base + 1] - offsets[base]};
+  }
+  bool relevant(uint32_t base) const { return offsets[base + 1] != offsets[base]; }
+  // Whether any base in [lo, hi] has a target.
+  bool any_relevant(uint32_t lo, uint32_t hi) const {
+    return relevant_prefix[hi + 1] != relevant_prefix[lo];
+  }
+};
+
+class AggregationMap {
+ public:
+  // Throws InputError when the area has more than 2^63 target cells.
+  AggregationMap(const Schema& schema, const AreaQuery& query);
+
+  size_t dimension_count() const { return dims_.size(); }
+  const DimensionMap& dimension(size_t d) const { return dims_[d]; }
+  const KeyCodec& codec() const { return codec_; }
+  // Number of elements listed for dimension d.
+  uint32_t list_size(size_t d) const { return list_sizes_[d]; }
+  // Multiplier of a position of dimension d in a target number.
+  uint64_t stride(size_t d) const { return strides_[d]; }
+  uint64_t target_count() const { return target_count_; }
+  // Positions of a target number, one per dimension.
+  std::vector<uint32_t> positions(uint64_t target) const;
+  // Entries in the map (the memory it takes on a device is proportional).
+  size_t entry_count() const;
+
+  // Visits every target of a cell key with its weight (the product of the
+  // dimensions' weights, multiplied in dimension order so every engine gets
+  // the same bits). Returns false, visiting nothing, if the cell is irrelevant.
+  template <typename Visit>
+  bool for_each_target(uint64_t key, Visit&& visit) const;
+
+ private:
+  std::vector<DimensionMap> dims_;
+  KeyCodec codec_;
+  std::vector<uint32_t> list_sizes_;
+  std::vector<uint64_t> strides_;
+  uint64_t target_count_ = 1;
+};
+
+template <typename Visit>
+bool AggregationMap::for_each_target(uint64_t key, Visit&& visit) const {
+  constexpr size_t kMaxDims = 64;  // a 64-bit key holds at most 64 dimensions of 2 bases
+  const size_t k = dims_.size();
+  uint32_t begin[kMaxDims], end[kMaxDims], at[kMaxDims];
+  for (size_t d = 0; d < k; ++d) {
+    const uint32_t b = codec_.decode(key, d);
+    begin[d] = dims_[d].offsets[b];
+    end[d] = dims_[d].offsets[b + 1];
+    if (begin[d] == end[d]) return false;
+    at[d] = begin[d];
+  }
+  // Odometer over the cartesian product of the dimensions' target lists,
+  // last dimension fastest.
+  for (;;) {
+    uint64_t target = 0;
+    double weight = 1.0;
+    for (size_t d = 0; d < k; ++d) {
+      target += uint64_t{dims_[d].positions[at[d]]} * strides_[d];
+      weight *= dims_[d].weights[at[d]];
+    }
+    visit(target, weight);
+    size_t d = k;
+    while (d > 0) {
+      --d;
+      if (++at[d] < end[d]) break;
+      at[d] = begin[d];
+      if (d == 0) return true;
+    }
+    if (k == 0) return true;
+  }
+}
+
+}  // namespace gpuolap

@@ -1,0 +1,63 @@
+#pragma once
+// Engines compute an area query over a fact table. They all take the same
+// aggregation map and must give the same answers as cpu-serial, the oracle.
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "gpuolap/aggregation_map.hpp"
+#include "gpuolap/area_query.hpp"
+#include "gpuolap/fact_table.hpp"
+
+namespace gpuolap {
+
+// The non-empty target cells of an area, ascending by target number.
+struct AreaResult {
+  std::vector<uint64_t> targets;
+  std::vector<double> values;  // the aggregate; counts are whole numbers
+};
+
+// What a target cell accumulates; every aggregate is derived from it.
+struct CellAccumulator {
+  double sum = 0.0;
+  double min = std::numeric_limits<double>::infinity();
+  double max = -std::numeric_limits<double>::infinity();
+  uint64_t count = 0;
+
+  void add(double contribution) {
+    sum += contribution;
+    if (contribution < min) min = contribution;
+    if (contribution > max) max = contribution;
+    ++count;
+  }
+  void merge(const CellAccumulator& o) {
+    sum += o.sum;
+    if (o.min < min) min = o.min;
+    if (o.max > max) max = o.max;
+    count += o.count;
+  }
+  double finish(Aggregate a) const;
+};
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  virtual std::string name() const = 0;
+  virtual AreaResult run(const FactTable& facts, const AggregationMap& map,
+                         const AreaQuery& query) = 0;
+};
+
+// Engine names a user can ask for, in the order --help lists them.
+const std::vector<std::string>& engine_names();
+
+struct EngineChoice {
+  std::unique_ptr<Engine> engine;
+  std::string reason;  // why `auto` chose it (empty when asked for by name)
+};
+
+// Creates the named engine; `auto` picks the best one available for the
+// table's size. An engine this build or machine lacks is an InputError.
+EngineChoice make_engine(const std::string& name, size_t fact_count);
+
+}  // namespace gpuolap

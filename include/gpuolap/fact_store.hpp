@@ -1,0 +1,54 @@
+#pragma once
+// The facts of a cube under writes. Writes (set / add / delete of base cells)
+// go into a delta that overlays the sorted main table: for every touched cell
+// the delta holds its new state. Reading through table() merges a pending
+// delta first, so a read always sees every acknowledged write.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <vector>
+
+#include "gpuolap/fact_table.hpp"
+#include "gpuolap/key_codec.hpp"
+
+namespace gpuolap {
+
+enum class WriteMode { set, add, remove };
+
+// One row of a write: the cell and, per measure, the value the row gives
+// (NaN for an empty field) and whether the row names that measure at all.
+struct CellWrite {
+  uint64_t key;
+  std::vector<double> values;
+  std::vector<bool> present;
+};
+
+class FactStore {
+ public:
+  FactStore(KeyCodec codec, FactTable table);
+
+  // set: measures the row names take its values (an empty field clears the
+  //      value); measures it does not name keep theirs.
+  // add: measures with a value in the row are added to the cell's (absent
+  //      counts as 0); others are unchanged.
+  // remove: the cell is deleted.
+  // A cell left without any value is not stored.
+  void apply(WriteMode mode, const CellWrite& write);
+
+  size_t pending_writes() const { return delta_.size(); }
+  // Folds the delta into a new sorted main table.
+  void merge();
+  // The merged facts (merges a pending delta first).
+  const FactTable& table();
+  const KeyCodec& codec() const { return codec_; }
+
+ private:
+  std::optional<std::vector<double>> current(uint64_t key) const;
+
+  KeyCodec codec_;
+  FactTable main_;
+  // nullopt: the cell is deleted.
+  std::map<uint64_t, std::optional<std::vector<double>>> delta_;
+};
+
+}  // namespace gpuolap

@@ -1,0 +1,60 @@
+#pragma once
+// The facts of a cube in columnar form, built for the GPU engines: one sorted
+// 64-bit key column and one double column per measure, cut into fixed-size
+// pages with per-page summaries (the min and max base id of each dimension)
+// so that engines can skip pages that hold no relevant cell.
+//
+// A measure value that is absent is stored as NaN: input values are always
+// finite, so NaN cannot be confused with data, and a cell costs exactly
+// 8 bytes of key plus 8 bytes per measure.
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include "gpuolap/key_codec.hpp"
+
+namespace gpuolap {
+
+inline constexpr double kNoValue = std::numeric_limits<double>::quiet_NaN();
+inline bool has_value(double v) { return !std::isnan(v); }
+
+inline constexpr size_t kDefaultPageSize = 16384;
+
+class FactTable {
+ public:
+  FactTable() = default;
+  // Takes keys already sorted and unique; values[m][i] belongs to keys[i].
+  FactTable(const KeyCodec& codec, std::vector<uint64_t> keys,
+            std::vector<std::vector<double>> values, size_t page_size = kDefaultPageSize);
+
+  size_t size() const { return keys_.size(); }
+  size_t measure_count() const { return values_.size(); }
+  std::span<const uint64_t> keys() const { return keys_; }
+  std::span<const double> values(size_t measure) const { return values_[measure]; }
+
+  size_t page_size() const { return page_size_; }
+  size_t page_count() const { return (keys_.size() + page_size_ - 1) / page_size_; }
+  // Cells [begin, end) of a page.
+  size_t page_begin(size_t page) const { return page * page_size_; }
+  size_t page_end(size_t page) const { return std::min(keys_.size(), (page + 1) * page_size_); }
+  // Smallest and largest base id of dimension d on a page.
+  uint32_t page_min(size_t page, size_t d) const { return page_min_[page * dims_ + d]; }
+  uint32_t page_max(size_t page, size_t d) const { return page_max_[page * dims_ + d]; }
+
+  // Index of `key`, or size() when absent.
+  size_t find(uint64_t key) const;
+  // Bytes held: key and value columns plus page summaries.
+  size_t bytes() const;
+
+ private:
+  std::vector<uint64_t> keys_;
+  std::vector<std::vector<double>> values_;
+  size_t page_size_ = kDefaultPageSize;
+  size_t dims_ = 0;
+  std::vector<uint32_t> page_min_;
+  std::vector<uint32_t> page_max_;
+};
+
+}  // namespace gpuolap

@@ -1,0 +1,56 @@
+#pragma once
+// The portable formats: schema and query JSON, facts and result CSV.
+// Every reader throws InputError naming the file, line or element at fault.
+#include <filesystem>
+#include <functional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "gpuolap/area_query.hpp"
+#include "gpuolap/engine.hpp"
+#include "gpuolap/fact_store.hpp"
+#include "gpuolap/schema.hpp"
+
+namespace gpuolap {
+
+// Reports progress of long work; called with (done, total) in any unit.
+using ProgressFn = std::function<void(uint64_t done, uint64_t total)>;
+
+// ---- schema JSON ----
+Schema read_schema_file(const std::filesystem::path& path);
+Schema parse_schema_json(const std::string& text, const std::string& where);
+std::string schema_to_json(const Schema& schema);
+
+// ---- facts CSV ----
+// The rows of a facts file, in file order, with their line numbers. With
+// parse_values false (deletes) the measure columns are not read.
+struct FactRows {
+  std::vector<CellWrite> rows;
+  std::vector<uint64_t> lines;
+};
+FactRows read_facts_csv(const Schema& schema, const std::filesystem::path& path,
+                        bool parse_values, const ProgressFn& progress = {});
+FactRows parse_facts_csv(const Schema& schema, const std::string& text, const std::string& where,
+                         bool parse_values, const ProgressFn& progress = {});
+// Builds the sorted fact table of a facts file given to `create`; the same
+// cell twice is an InputError naming both lines.
+FactTable build_fact_table(const Schema& schema, const FactRows& rows, const std::string& where);
+// Checks a `write --mode set` file holds no cell twice.
+void check_unique_cells(const FactRows& rows, const std::string& where);
+void write_facts_csv(const Schema& schema, const FactTable& facts, std::ostream& out,
+                     const ProgressFn& progress = {});
+
+// ---- query JSON ----
+AreaQuery read_query_file(const Schema& schema, const std::filesystem::path& path);
+AreaQuery parse_query_json(const Schema& schema, const std::string& text, const std::string& where);
+
+// ---- result CSV ----
+void write_result_csv(const Schema& schema, const AreaQuery& query, const AggregationMap& map,
+                      const AreaResult& result, std::ostream& out);
+
+// Quotes a CSV field when RFC 4180 requires it.
+std::string csv_field(const std::string& text);
+std::string read_text_file(const std::filesystem::path& path);
+
+}  // namespace gpuolap

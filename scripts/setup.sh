@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# Installs what gpuolap needs to build and test, from Debian packages.
+# The CUDA toolkit is optional and not installed here: where nvcc is on PATH
+# (or in /usr/local/cuda/bin) the build uses it.
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config
+  nlohmann-json3-dev libcli11-dev libtbb-dev libfmt-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libxxhash-dev
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  exit 0
+fi
+
+sudo=""
+if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+echo "setup: installing ${missing[*]}" >&2
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

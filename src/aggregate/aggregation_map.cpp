@@ -1,0 +1,82 @@
+#include "gpuolap/aggregation_map.hpp"
+
+#include <fmt/format.h>
+
+#include "gpuolap/error.hpp"
+
+namespace gpuolap {
+
+namespace {
+
+DimensionMap build_dimension_map(const Dimension& dim, const std::vector<ElementId>& list) {
+  // Count, then fill: entries of a base are in list order.
+  std::vector<std::vector<std::pair<BaseId, double>>> weights;
+  weights.reserve(list.size());
+  for (ElementId e : list) weights.push_back(dim.base_weights(e));
+
+  DimensionMap map;
+  map.offsets.assign(dim.base_count() + 1, 0);
+  for (const auto& w : weights)
+    for (const auto& [b, _] : w) ++map.offsets[b + 1];
+  for (size_t b = 0; b < dim.base_count(); ++b) map.offsets[b + 1] += map.offsets[b];
+  map.positions.resize(map.offsets.back());
+  map.weights.resize(map.offsets.back());
+  std::vector<uint32_t> fill(map.offsets.begin(), map.offsets.end() - 1);
+  for (uint32_t pos = 0; pos < weights.size(); ++pos) {
+    for (const auto& [b, w] : weights[pos]) {
+      map.positions[fill[b]] = pos;
+      map.weights[fill[b]] = w;
+      ++fill[b];
+    }
+  }
+  map.relevant_prefix.assign(dim.base_count() + 1, 0);
+  for (uint32_t b = 0; b < dim.base_count(); ++b)
+    map.relevant_prefix[b + 1] = map.relevant_prefix[b] + (map.relevant(b) ? 1 : 0);
+  return map;
+}
+
+}  // namespace
+
+AggregationMap::AggregationMap(const Schema& schema, const AreaQuery& query)
+    : codec_(schema.codec()) {
+  const size_t k = schema.dimension_count();
+  if (query.area.size() != k) throw std::logic_error("AggregationMap: area of the wrong rank");
+  list_sizes_.resize(k);
+  strides_.resize(k);
+  for (size_t d = 0; d < k; ++d) {
+    list_sizes_[d] = static_cast<uint32_t>(query.area[d].size());
+    if (list_sizes_[d] == 0)
+      throw InputError(fmt::format("area: dimension '{}' has an empty element list",
+                                   schema.dimension(d).name()));
+  }
+  // Strides, last dimension fastest; refuse areas whose numbering overflows.
+  constexpr uint64_t kMaxTargets = uint64_t{1} << 63;
+  uint64_t stride = 1;
+  for (size_t d = k; d-- > 0;) {
+    strides_[d] = stride;
+    if (stride > kMaxTargets / list_sizes_[d])
+      throw InputError("area: more than 2^63 target cells; narrow the element lists");
+    stride *= list_sizes_[d];
+  }
+  target_count_ = stride;
+  dims_.reserve(k);
+  for (size_t d = 0; d < k; ++d)
+    dims_.push_back(build_dimension_map(schema.dimension(d), query.area[d]));
+}
+
+std::vector<uint32_t> AggregationMap::positions(uint64_t target) const {
+  std::vector<uint32_t> pos(dims_.size());
+  for (size_t d = 0; d < dims_.size(); ++d) {
+    pos[d] = static_cast<uint32_t>(target / strides_[d]);
+    target %= strides_[d];
+  }
+  return pos;
+}
+
+size_t AggregationMap::entry_count() const {
+  size_t n = 0;
+  for (const DimensionMap& m : dims_) n += m.positions.size();
+  return n;
+}
+
+}  // namespace gpuolap

@@ -1,0 +1,31 @@
+#pragma once
+// The CPU engines. cpu-serial is the oracle: the source-based algorithm of
+// thesis §4.1 in its simplest correct form. cpu-parallel spreads the same
+// work over all cores with TBB.
+#include <cstdint>
+#include <vector>
+
+#include "gpuolap/engine.hpp"
+
+namespace gpuolap {
+
+class CpuSerialEngine final : public Engine {
+ public:
+  std::string name() const override { return "cpu-serial"; }
+  AreaResult run(const FactTable& facts, const AggregationMap& map, const AreaQuery& query) override;
+};
+
+class CpuParallelEngine final : public Engine {
+ public:
+  // Target areas up to this many cells are accumulated in a dense array per
+  // thread; larger ones in a hash map per thread.
+  static constexpr uint64_t kDenseTargetLimit = uint64_t{1} << 18;
+
+  std::string name() const override { return "cpu-parallel"; }
+  AreaResult run(const FactTable& facts, const AggregationMap& map, const AreaQuery& query) override;
+};
+
+// Turns accumulated cells, ascending by target, into a result.
+AreaResult finish_cells(const std::vector<std::pair<uint64_t, CellAccumulator>>& cells, Aggregate a);
+
+}  // namespace gpuolap

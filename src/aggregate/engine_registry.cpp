@@ -1,0 +1,47 @@
+#include <fmt/format.h>
+
+#include <thread>
+
+#include "cpu_engines.hpp"
+#include "device_info.hpp"
+#include "gpuolap/error.hpp"
+
+namespace gpuolap {
+
+namespace {
+// Below this many facts, spreading work over threads costs more than it saves.
+constexpr size_t kParallelMinFacts = 200000;
+}  // namespace
+
+const std::vector<std::string>& engine_names() {
+  static const std::vector<std::string> names{"auto", "cpu-serial", "cpu-parallel", "gpu", "gpu-cdp"};
+  return names;
+}
+
+EngineChoice make_engine(const std::string& name, size_t fact_count) {
+  if (name == "cpu-serial") return {std::make_unique<CpuSerialEngine>(), ""};
+  if (name == "cpu-parallel") return {std::make_unique<CpuParallelEngine>(), ""};
+  if (name == "gpu" || name == "gpu-cdp") {
+    const GpuStatus gpu = gpu_status();
+    const std::string why = gpu.cuda_build && gpu.device_count > 0
+                                ? "this version of gpuolap has no GPU aggregation engine yet"
+                                : gpu.problem;
+    throw InputError(fmt::format("engine '{}' is not available: {}", name, why));
+  }
+  if (name == "auto") {
+    const GpuStatus gpu = gpu_status();
+    const std::string gpu_note =
+        gpu.cuda_build && gpu.device_count > 0 ? "no GPU engine in this version" : gpu.problem;
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    if (cores > 1 && fact_count >= kParallelMinFacts)
+      return {std::make_unique<CpuParallelEngine>(),
+              fmt::format("{} facts on {} cores; {}", fact_count, cores, gpu_note)};
+    return {std::make_unique<CpuSerialEngine>(),
+            fmt::format("{} facts on {} core(s) is too little work to share; {}", fact_count, cores, gpu_note)};
+  }
+  std::string known;
+  for (const auto& n : engine_names()) known += (known.empty() ? "" : ", ") + n;
+  throw InputError(fmt::format("unknown engine '{}' (expected one of {})", name, known));
+}
+
+}  // namespace gpuolap

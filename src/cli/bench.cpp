@@ -1,0 +1,138 @@
+// `gpuolap bench`: the thesis' queries (B1-B3, M1-M3) over generated cubes,
+// timed per engine. Prints a markdown table: median time over --repeat runs
+// after one warm-up, facts and contributions per second, and whether every
+// engine agreed with the first one listed.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "commands.hpp"
+#include "gpuolap/aggregation_map.hpp"
+#include "gpuolap/error.hpp"
+#include "gpuolap/generate.hpp"
+#include "progress.hpp"
+
+namespace gpuolap::cli {
+
+namespace {
+
+struct QueryShape {
+  uint64_t relevant = 0;
+  uint64_t contributions = 0;
+};
+
+// Relevant facts and (fact, target) contributions, from the map's list sizes.
+QueryShape shape_of(const FactTable& facts, const AggregationMap& map, size_t measure) {
+  QueryShape s;
+  const auto keys = facts.keys();
+  const auto values = facts.values(measure);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (!has_value(values[i])) continue;
+    uint64_t fan_out = 1;
+    for (size_t d = 0; d < map.dimension_count() && fan_out; ++d) {
+      const uint32_t b = map.codec().decode(keys[i], d);
+      fan_out *= map.dimension(d).offsets[b + 1] - map.dimension(d).offsets[b];
+    }
+    if (fan_out) {
+      ++s.relevant;
+      s.contributions += fan_out;
+    }
+  }
+  return s;
+}
+
+bool same_result(const AreaResult& a, const AreaResult& b, Aggregate agg) {
+  if (a.targets != b.targets) return false;
+  for (size_t i = 0; i < a.values.size(); ++i) {
+    const double x = a.values[i], y = b.values[i];
+    const bool exact = agg == Aggregate::count || agg == Aggregate::min || agg == Aggregate::max;
+    if (exact ? x != y : std::abs(x - y) > 1e-9 * std::max({std::abs(x), std::abs(y), 1.0})) return false;
+  }
+  return true;
+}
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown CPU";
+}
+
+}  // namespace
+
+int run_bench(const BenchOptions& o) {
+  using Clock = std::chrono::steady_clock;
+  if (o.repeat < 1) throw InputError("--repeat must be at least 1");
+  if (o.engines.empty()) throw InputError("--engines names no engine");
+  const std::vector<std::string> kinds =
+      o.kind == "all" ? std::vector<std::string>{"biker", "machines"} : std::vector<std::string>{o.kind};
+  const std::time_t now = std::time(nullptr);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
+  std::cout << fmt::format("# gpuolap bench, {} UTC\n\nhost: {}, {} hardware threads; scale {}, seed {}, median of {} runs\n\n",
+                           date, cpu_model(), std::thread::hardware_concurrency(), o.scale, o.seed, o.repeat);
+
+  bool all_agree = true;
+  for (const std::string& kind : kinds) {
+    auto t = Clock::now();
+    GeneratedCube cube = [&] {
+      Progress progress("generating " + kind);
+      return generate_cube(kind, o.scale, o.seed, progress.callback());
+    }();
+    const double gen_s = std::chrono::duration<double>(Clock::now() - t).count();
+    std::cout << fmt::format("## {} (scale {}): {} facts, {:.2f} bytes per fact in memory, generated in {:.1f} s\n\n",
+                             kind, o.scale, cube.facts.size(),
+                             static_cast<double>(cube.facts.bytes()) / static_cast<double>(std::max<size_t>(1, cube.facts.size())),
+                             gen_s);
+    std::cout << "| query | engine | relevant facts | targets filled / overall | contributions per relevant fact | map ms | "
+                 "median ms | M facts/s | M contributions/s | agrees |\n";
+    std::cout << "|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n";
+    for (const NamedQuery& nq : cube.queries) {
+      if (!o.queries.empty() && std::find(o.queries.begin(), o.queries.end(), nq.name) == o.queries.end()) continue;
+      const AreaQuery query = parse_query_json(cube.schema, nq.json, nq.name);
+      t = Clock::now();
+      const AggregationMap map(cube.schema, query);
+      const double map_ms = std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+      const QueryShape shape = shape_of(cube.facts, map, query.measure);
+      AreaResult reference;
+      for (size_t e = 0; e < o.engines.size(); ++e) {
+        EngineChoice choice = make_engine(o.engines[e], cube.facts.size());
+        AreaResult result = choice.engine->run(cube.facts, map, query);  // warm-up
+        std::vector<double> times;
+        for (int r = 0; r < o.repeat; ++r) {
+          t = Clock::now();
+          result = choice.engine->run(cube.facts, map, query);
+          times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t).count());
+        }
+        std::sort(times.begin(), times.end());
+        const double ms = times[times.size() / 2];
+        bool agrees = true;
+        if (e == 0) reference = result;
+        else agrees = same_result(reference, result, query.aggregate);
+        all_agree = all_agree && agrees;
+        std::cout << fmt::format("| {} | {} | {} | {} / {} | {:.2f} | {:.2f} | {:.2f} | {:.1f} | {:.1f} | {} |\n", nq.name,
+                                 choice.engine->name(), shape.relevant, result.targets.size(), map.target_count(),
+                                 shape.relevant ? static_cast<double>(shape.contributions) / static_cast<double>(shape.relevant) : 0.0,
+                                 map_ms, ms, static_cast<double>(cube.facts.size()) / ms / 1e3,
+                                 static_cast<double>(shape.contributions) / ms / 1e3,
+                                 e == 0 ? "reference" : (agrees ? "yes" : "**NO**"));
+        std::cout.flush();
+      }
+    }
+    std::cout << '\n';
+  }
+  if (!all_agree) {
+    std::cerr << "gpuolap bench: engines disagree (see the table)\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace gpuolap::cli

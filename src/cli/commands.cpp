@@ -1,0 +1,172 @@
+#include "commands.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "gpuolap/aggregation_map.hpp"
+#include "gpuolap/cube_store.hpp"
+#include "gpuolap/error.hpp"
+#include "gpuolap/generate.hpp"
+#include "progress.hpp"
+
+namespace gpuolap::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
+}
+
+// A cube from a store, or from a schema and a facts CSV.
+Cube load_cube(const std::string& cube_dir, const std::string& schema_path, const std::string& facts_path) {
+  if (!cube_dir.empty()) {
+    Progress progress("loading " + cube_dir);
+    return load_store(cube_dir, progress.callback());
+  }
+  if (schema_path.empty() || facts_path.empty())
+    throw InputError("give --cube DIR, or --schema S.json and --facts F.csv");
+  Schema schema = read_schema_file(schema_path);
+  FactRows rows = [&] {
+    Progress progress("reading " + facts_path);
+    return read_facts_csv(schema, facts_path, true, progress.callback());
+  }();
+  FactTable facts = build_fact_table(schema, rows, facts_path);
+  return Cube{std::move(schema), std::move(facts)};
+}
+
+std::string human_bytes(double bytes) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int u = 0;
+  while (bytes >= 1024 && u < 4) {
+    bytes /= 1024;
+    ++u;
+  }
+  return fmt::format("{:.1f} {}", bytes, units[u]);
+}
+
+}  // namespace
+
+int run_create(const CreateOptions& o) {
+  if (store_exists(o.out) && !o.force)
+    throw InputError(fmt::format("{}: already holds a cube store (use --force to replace it)", o.out));
+  Cube cube = load_cube("", o.schema, o.facts);
+  Progress progress("writing " + o.out);
+  save_store(o.out, cube.schema, cube.facts, progress.callback());
+  std::cerr << fmt::format("created {}: cube '{}', {} filled cells\n", o.out, cube.schema.name(), cube.facts.size());
+  return 0;
+}
+
+int run_query(const QueryOptions& o) {
+  auto t = Clock::now();
+  Cube cube = load_cube(o.cube, o.schema, o.facts);
+  const double load_ms = ms_since(t);
+  const AreaQuery query = read_query_file(cube.schema, o.query);
+  EngineChoice choice = make_engine(o.engine, cube.facts.size());
+
+  t = Clock::now();
+  const AggregationMap map(cube.schema, query);
+  const double map_ms = ms_since(t);
+  t = Clock::now();
+  const AreaResult result = choice.engine->run(cube.facts, map, query);
+  const double run_ms = ms_since(t);
+  t = Clock::now();
+  write_result_csv(cube.schema, query, map, result, std::cout);
+  std::cout.flush();
+  const double out_ms = ms_since(t);
+
+  if (o.timing) {
+    std::cerr << fmt::format("engine: {}{}\n", choice.engine->name(),
+                             choice.reason.empty() ? "" : " (auto: " + choice.reason + ")");
+    std::cerr << fmt::format(
+        "timing: load {:.3f} ms, map {:.3f} ms, aggregate {:.3f} ms, output {:.3f} ms; "
+        "{} facts, {} target cells, {} non-empty; {:.1f} M facts/s\n",
+        load_ms, map_ms, run_ms, out_ms, cube.facts.size(), map.target_count(), result.targets.size(),
+        run_ms > 0 ? static_cast<double>(cube.facts.size()) / run_ms / 1e3 : 0.0);
+  }
+  return 0;
+}
+
+int run_write(const WriteOptions& o) {
+  Cube cube = load_cube(o.cube, "", "");
+  const WriteMode mode = o.mode == "set" ? WriteMode::set : o.mode == "add" ? WriteMode::add : WriteMode::remove;
+  FactRows rows = [&] {
+    Progress progress("reading " + o.facts);
+    return read_facts_csv(cube.schema, o.facts, mode != WriteMode::remove, progress.callback());
+  }();
+  if (mode == WriteMode::set) check_unique_cells(rows, o.facts);
+
+  const size_t before = cube.facts.size();
+  FactStore store(cube.schema.codec(), std::move(cube.facts));
+  for (const CellWrite& row : rows.rows) store.apply(mode, row);
+  const FactTable& merged = store.table();
+  Progress progress("writing " + o.cube);
+  save_store(o.cube, cube.schema, merged, progress.callback());
+  std::cerr << fmt::format("{}: {} rows written ({}); filled cells {} -> {}\n", o.cube, rows.rows.size(), o.mode,
+                           before, merged.size());
+  return 0;
+}
+
+int run_info(const InfoOptions& o) {
+  Cube cube = load_cube(o.cube, "", "");
+  const Schema& s = cube.schema;
+  std::cout << fmt::format("cube: {}\n", s.name());
+  std::cout << fmt::format("dimensions: {}\n", s.dimension_count());
+  for (const Dimension& d : s.dimensions()) {
+    std::cout << fmt::format("  {}: {} elements ({} base, {} consolidated), depth {}, {} key bits\n", d.name(),
+                             d.element_count(), d.base_count(), d.element_count() - d.base_count(), d.depth(),
+                             d.key_bits());
+  }
+  std::string measures;
+  for (const auto& m : s.measures()) measures += (measures.empty() ? "" : ", ") + m;
+  std::cout << fmt::format("measures: {}\n", measures);
+  std::cout << fmt::format("key bits: {} of 64\n", s.codec().total_bits());
+  std::cout << fmt::format("base cells: {:.6g}\n", s.base_cell_count());
+  std::cout << fmt::format("filled cells: {}\n", cube.facts.size());
+  std::cout << fmt::format("fill ratio: {:.6g} %\n", 100.0 * static_cast<double>(cube.facts.size()) / s.base_cell_count());
+  std::cout << fmt::format("pages: {} of {} cells\n", cube.facts.page_count(), cube.facts.page_size());
+  std::cout << fmt::format("memory: {} ({:.2f} bytes per filled cell)\n", human_bytes(static_cast<double>(cube.facts.bytes())),
+                           cube.facts.size() ? static_cast<double>(cube.facts.bytes()) / static_cast<double>(cube.facts.size()) : 0.0);
+  std::cout << fmt::format("store file: {}\n", human_bytes(static_cast<double>(fs::file_size(store_file(o.cube)))));
+  return 0;
+}
+
+int run_generate(const GenerateOptions& o) {
+  GeneratedCube cube = [&] {
+    Progress progress("generating " + o.kind);
+    return generate_cube(o.kind, o.scale, o.seed, progress.callback());
+  }();
+  const fs::path out(o.out);
+  std::error_code ec;
+  fs::create_directories(out / "queries", ec);
+  if (ec) throw InputError(fmt::format("{}: cannot create directory: {}", o.out, ec.message()));
+
+  auto write_file = [](const fs::path& path, const std::string& text) {
+    std::ofstream f(path, std::ios::binary);
+    f << text;
+    if (!f) throw InputError(fmt::format("{}: cannot write", path.string()));
+  };
+  write_file(out / "schema.json", schema_to_json(cube.schema));
+  for (const NamedQuery& nq : cube.queries) write_file(out / "queries" / (nq.name + ".json"), nq.json + "\n");
+  if (o.format == "store") {
+    Progress progress("writing store");
+    save_store(out, cube.schema, cube.facts, progress.callback());
+  } else {
+    const fs::path facts_path = out / "facts.csv";
+    std::ofstream f(facts_path, std::ios::binary);
+    Progress progress("writing facts.csv");
+    write_facts_csv(cube.schema, cube.facts, f, progress.callback());
+    if (!f) throw InputError(fmt::format("{}: cannot write", facts_path.string()));
+  }
+  std::cerr << fmt::format("generated {} in {}: {} filled cells, {} queries\n", o.kind, o.out, cube.facts.size(),
+                           cube.queries.size());
+  return 0;
+}
+
+}  // namespace gpuolap::cli

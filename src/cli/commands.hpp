@@ -1,0 +1,51 @@
+#pragma once
+// The subcommands of `gpuolap`. Each returns the process exit status and
+// throws InputError for bad input (exit 2).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gpuolap::cli {
+
+struct CreateOptions {
+  std::string schema, facts, out;
+  bool force = false;
+};
+int run_create(const CreateOptions& o);
+
+struct QueryOptions {
+  std::string cube, schema, facts, query;
+  std::string engine = "auto";
+  bool timing = false;
+};
+int run_query(const QueryOptions& o);
+
+struct WriteOptions {
+  std::string cube, facts, mode;
+};
+int run_write(const WriteOptions& o);
+
+struct InfoOptions {
+  std::string cube;
+};
+int run_info(const InfoOptions& o);
+
+struct GenerateOptions {
+  std::string kind = "demo", out, format = "csv";
+  double scale = 1.0;
+  uint64_t seed = 42;
+};
+int run_generate(const GenerateOptions& o);
+
+struct BenchOptions {
+  std::string kind = "all";
+  double scale = 0.01;
+  uint64_t seed = 42;
+  std::vector<std::string> engines{"cpu-serial", "cpu-parallel"};
+  int repeat = 3;
+  std::vector<std::string> queries;  // empty: all of the kind
+};
+int run_bench(const BenchOptions& o);
+
+}  // namespace gpuolap::cli

@@ -1,0 +1,106 @@
+// gpuolap: define a cube, load its facts, answer area queries.
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <exception>
+
+#include "commands.hpp"
+#include "gpuolap/error.hpp"
+#include "gpuolap/generate.hpp"
+
+namespace {
+
+std::string engine_list() {
+  std::string s;
+  for (const auto& n : gpuolap::engine_names()) s += (s.empty() ? "" : "|") + n;
+  return s;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace gpuolap::cli;
+  CLI::App app{"gpuolap: an in-memory OLAP engine; area queries on CPU cores or an NVIDIA GPU"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "gpuolap 0.1.0");
+
+  CreateOptions create;
+  auto* c = app.add_subcommand("create", "Build a binary cube store from a schema and a facts CSV");
+  c->add_option("--schema", create.schema, "Schema JSON file")->required();
+  c->add_option("--facts", create.facts, "Facts CSV file")->required();
+  c->add_option("--out", create.out, "Directory of the new cube store")->required();
+  c->add_flag("--force", create.force, "Replace a cube store that is already there");
+
+  QueryOptions query;
+  auto* q = app.add_subcommand("query", "Answer an area query; the result CSV goes to stdout");
+  auto* q_cube = q->add_option("--cube", query.cube, "Cube store directory");
+  auto* q_schema = q->add_option("--schema", query.schema, "Schema JSON (with --facts, instead of --cube)");
+  auto* q_facts = q->add_option("--facts", query.facts, "Facts CSV (with --schema)");
+  q_cube->excludes(q_schema)->excludes(q_facts);
+  q_schema->needs(q_facts);
+  q_facts->needs(q_schema);
+  q->add_option("--query", query.query, "Query JSON file")->required();
+  q->add_option("--engine", query.engine, "Engine: " + engine_list())->capture_default_str();
+  q->add_flag("--timing", query.timing, "Print the chosen engine and stage times on stderr");
+
+  WriteOptions write;
+  auto* w = app.add_subcommand("write", "Write base cells from a facts CSV into a cube store");
+  w->add_option("--cube", write.cube, "Cube store directory")->required();
+  w->add_option("--facts", write.facts, "Facts CSV file")->required();
+  w->add_option("--mode", write.mode, "set, add or delete")
+      ->required()
+      ->check(CLI::IsMember({"set", "add", "delete"}));
+
+  InfoOptions info;
+  auto* i = app.add_subcommand("info", "Describe a cube store");
+  i->add_option("--cube", info.cube, "Cube store directory")->required();
+
+  GenerateOptions gen;
+  auto* g = app.add_subcommand("generate", "Write a generated cube: schema, facts and sample queries");
+  g->add_option("--kind", gen.kind, "demo, biker or machines")->capture_default_str();
+  g->add_option("--scale", gen.scale, "Fraction of the thesis' fact count (biker, machines)")->capture_default_str();
+  g->add_option("--seed", gen.seed, "Random seed")->capture_default_str();
+  g->add_option("--out", gen.out, "Output directory")->required();
+  g->add_option("--format", gen.format, "csv (schema.json + facts.csv) or store (a cube store)")
+      ->check(CLI::IsMember({"csv", "store"}))
+      ->capture_default_str();
+
+  BenchOptions bench;
+  auto* b = app.add_subcommand("bench", "Time the engines on the thesis' queries over generated cubes");
+  b->add_option("--kind", bench.kind, "biker, machines or all")->check(CLI::IsMember({"biker", "machines", "all"}))->capture_default_str();
+  b->add_option("--scale", bench.scale, "Fraction of the thesis' fact count")->capture_default_str();
+  b->add_option("--seed", bench.seed, "Random seed")->capture_default_str();
+  b->add_option("--engines", bench.engines, "Engines to time")->delimiter(',')->capture_default_str();
+  b->add_option("--repeat", bench.repeat, "Timed runs per query (the median is reported)")->capture_default_str();
+  b->add_option("--queries", bench.queries, "Only these queries, e.g. B1,M3")->delimiter(',');
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    app.exit(e);
+    return 2;
+  }
+
+  try {
+    if (*c) return run_create(create);
+    if (*q) return run_query(query);
+    if (*w) return run_write(write);
+    if (*i) return run_info(info);
+    if (*g) return run_generate(gen);
+    if (*b) return run_bench(bench);
+  } catch (const gpuolap::InputError& e) {
+    std::fprintf(stderr, "gpuolap: error: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gpuolap: internal error: %s\n", e.what());
+    return 1;
+  }
+  return 1;
+}

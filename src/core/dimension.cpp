@@ -1,0 +1,163 @@
+#include "gpuolap/dimension.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+
+#include "gpuolap/error.hpp"
+
+namespace gpuolap {
+
+namespace {
+
+// Orders elements so that every parent comes before its children (Kahn's
+// algorithm); a cycle leaves elements unordered and is reported with a path.
+std::vector<ElementId> topological_order(const std::vector<Element>& elements,
+                                         const std::vector<std::vector<ElementId>>& parents,
+                                         const std::string& where) {
+  const size_t n = elements.size();
+  std::vector<uint32_t> pending_parents(n);
+  std::vector<ElementId> order;
+  order.reserve(n);
+  for (ElementId e = 0; e < n; ++e) {
+    pending_parents[e] = static_cast<uint32_t>(parents[e].size());
+    if (pending_parents[e] == 0) order.push_back(e);
+  }
+  for (size_t i = 0; i < order.size(); ++i) {
+    for (const Child& c : elements[order[i]].children) {
+      if (--pending_parents[c.element] == 0) order.push_back(c.element);
+    }
+  }
+  if (order.size() == n) return order;
+
+  // An unordered element always has an unordered parent: walk up parents
+  // until one repeats, then report the cycle parent-first.
+  ElementId start = 0;
+  while (pending_parents[start] == 0) ++start;
+  std::vector<ElementId> path{start};
+  std::vector<int> seen_at(n, -1);
+  seen_at[start] = 0;
+  for (;;) {
+    ElementId next = start;
+    for (ElementId p : parents[path.back()]) {
+      if (pending_parents[p] != 0) {
+        next = p;
+        break;
+      }
+    }
+    if (seen_at[next] >= 0) {
+      std::string cycle = "'" + elements[next].name + "'";
+      for (size_t i = path.size(); i-- > static_cast<size_t>(seen_at[next]);)
+        cycle += " -> '" + elements[path[i]].name + "'";
+      throw InputError(fmt::format("{}: consolidation cycle: {}", where, cycle));
+    }
+    seen_at[next] = static_cast<int>(path.size());
+    path.push_back(next);
+  }
+}
+
+}  // namespace
+
+Dimension Dimension::build(std::string name, const std::vector<ElementSpec>& specs,
+                           const std::string& where) {
+  Dimension dim;
+  dim.name_ = std::move(name);
+  if (specs.empty()) throw InputError(fmt::format("{}: the dimension has no elements", where));
+
+  dim.elements_.reserve(specs.size());
+  for (const ElementSpec& spec : specs) {
+    if (spec.name.empty()) throw InputError(fmt::format("{}: an element has an empty name", where));
+    const auto id = static_cast<ElementId>(dim.elements_.size());
+    if (!dim.by_name_.emplace(spec.name, id).second)
+      throw InputError(fmt::format("{}: element '{}' is declared twice", where, spec.name));
+    dim.elements_.push_back(Element{spec.name, {}});
+  }
+
+  dim.parents_.assign(specs.size(), {});
+  for (ElementId e = 0; e < specs.size(); ++e) {
+    const ElementSpec& spec = specs[e];
+    std::vector<Child>& children = dim.elements_[e].children;
+    for (const auto& [child_name, weight] : spec.children) {
+      auto it = dim.by_name_.find(child_name);
+      if (it == dim.by_name_.end())
+        throw InputError(fmt::format("{}: element '{}' has child '{}', which does not exist", where,
+                                     spec.name, child_name));
+      if (!std::isfinite(weight))
+        throw InputError(fmt::format("{}: element '{}': the weight of child '{}' is not finite",
+                                     where, spec.name, child_name));
+      for (const Child& c : children) {
+        if (c.element == it->second)
+          throw InputError(fmt::format("{}: element '{}' lists child '{}' twice", where, spec.name,
+                                       child_name));
+      }
+      children.push_back(Child{it->second, weight});
+      dim.parents_[it->second].push_back(e);
+    }
+  }
+
+  dim.topological_order_ = topological_order(dim.elements_, dim.parents_, where);
+
+  dim.base_ids_.assign(specs.size(), kNotBase);
+  for (ElementId e = 0; e < specs.size(); ++e) {
+    if (dim.elements_[e].is_base()) {
+      dim.base_ids_[e] = static_cast<BaseId>(dim.base_elements_.size());
+      dim.base_elements_.push_back(e);
+    }
+  }
+
+  // Depth: longest chain of levels, computed children-first.
+  std::vector<int> levels(specs.size(), 1);
+  for (auto it = dim.topological_order_.rbegin(); it != dim.topological_order_.rend(); ++it) {
+    for (const Child& c : dim.elements_[*it].children)
+      levels[*it] = std::max(levels[*it], levels[c.element] + 1);
+  }
+  dim.depth_ = *std::max_element(levels.begin(), levels.end());
+  return dim;
+}
+
+std::optional<ElementId> Dimension::find(std::string_view element_name) const {
+  auto it = by_name_.find(element_name);
+  if (it == by_name_.end()) return std::nullopt;
+  return it->second;
+}
+
+int Dimension::key_bits() const {
+  int bits = 0;
+  while ((uint64_t{1} << bits) < base_count()) ++bits;
+  return bits;
+}
+
+std::vector<std::pair<BaseId, double>> Dimension::base_weights(ElementId e) const {
+  if (elements_[e].is_base()) return {{base_ids_[e], 1.0}};
+
+  // Collect the descendants of e, then push weights down in topological
+  // order: each element's accumulated weight is final before it is expanded.
+  std::vector<char> reached(elements_.size(), 0);
+  std::vector<ElementId> stack{e};
+  reached[e] = 1;
+  while (!stack.empty()) {
+    ElementId x = stack.back();
+    stack.pop_back();
+    for (const Child& c : elements_[x].children) {
+      if (!reached[c.element]) {
+        reached[c.element] = 1;
+        stack.push_back(c.element);
+      }
+    }
+  }
+  std::vector<double> weight(elements_.size(), 0.0);
+  weight[e] = 1.0;
+  std::vector<std::pair<BaseId, double>> out;
+  for (ElementId x : topological_order_) {
+    if (!reached[x]) continue;
+    if (elements_[x].is_base()) {
+      if (weight[x] != 0.0) out.emplace_back(base_ids_[x], weight[x]);
+      continue;
+    }
+    for (const Child& c : elements_[x].children) weight[c.element] += c.weight * weight[x];
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace gpuolap

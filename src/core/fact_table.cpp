@@ -1,0 +1,43 @@
+#include "gpuolap/fact_table.hpp"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace gpuolap {
+
+FactTable::FactTable(const KeyCodec& codec, std::vector<uint64_t> keys,
+                     std::vector<std::vector<double>> values, size_t page_size)
+    : keys_(std::move(keys)),
+      values_(std::move(values)),
+      page_size_(page_size),
+      dims_(codec.dimension_count()) {
+  for (const auto& column : values_)
+    if (column.size() != keys_.size()) throw std::logic_error("FactTable: column size mismatch");
+  const size_t pages = page_count();
+  page_min_.assign(pages * dims_, UINT32_MAX);
+  page_max_.assign(pages * dims_, 0);
+  for (size_t p = 0; p < pages; ++p) {
+    uint32_t* lo = &page_min_[p * dims_];
+    uint32_t* hi = &page_max_[p * dims_];
+    for (size_t i = page_begin(p); i < page_end(p); ++i) {
+      for (size_t d = 0; d < dims_; ++d) {
+        const uint32_t b = codec.decode(keys_[i], d);
+        lo[d] = std::min(lo[d], b);
+        hi[d] = std::max(hi[d], b);
+      }
+    }
+  }
+}
+
+size_t FactTable::find(uint64_t key) const {
+  auto it = std::lower_bound(keys_.begin(), keys_.end(), key);
+  if (it == keys_.end() || *it != key) return keys_.size();
+  return static_cast<size_t>(it - keys_.begin());
+}
+
+size_t FactTable::bytes() const {
+  return keys_.size() * sizeof(uint64_t) * (1 + values_.size()) +
+         (page_min_.size() + page_max_.size()) * sizeof(uint32_t);
+}
+
+}  // namespace gpuolap

@@ -1,0 +1,11 @@
+#include "device_info.hpp"
+
+namespace gpuolap {
+
+GpuStatus gpu_status() {
+  GpuStatus status;
+  status.problem = "this gpuolap was built without CUDA";
+  return status;
+}
+
+}  // namespace gpuolap

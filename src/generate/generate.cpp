@@ -1,0 +1,25 @@
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "gpuolap/error.hpp"
+#include "gpuolap/generate.hpp"
+
+namespace gpuolap {
+
+const std::vector<std::string>& generator_kinds() {
+  static const std::vector<std::string> kinds{"demo", "biker", "machines"};
+  return kinds;
+}
+
+GeneratedCube generate_cube(const std::string& kind, double scale, uint64_t seed,
+                            const ProgressFn& progress) {
+  if (!(scale > 0) || !std::isfinite(scale))
+    throw InputError(fmt::format("--scale must be a positive number, not {}", scale));
+  if (kind == "demo") return generate_demo(seed);
+  if (kind == "biker") return generate_biker(scale, seed, progress);
+  if (kind == "machines") return generate_machines(scale, seed, progress);
+  throw InputError(fmt::format("unknown cube kind '{}' (expected demo, biker or machines)", kind));
+}
+
+}  // namespace gpuolap

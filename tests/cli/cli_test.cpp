@@ -1,0 +1,197 @@
+// Drives the gpuolap command as a user would: generate, create, query, write,
+// info, and every class of bad input (exit 2, a message naming the file, line
+// or element, no half-written or damaged cube store).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Outcome {
+  int status;
+  std::string out, err;
+};
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("gpuolap_cli_test_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  Outcome run(const std::string& args) {
+    const std::string out = (dir_ / "stdout").string(), err = (dir_ / "stderr").string();
+    const std::string cmd = std::string(GPUOLAP_BINARY) + " " + args + " >" + out + " 2>" + err + " </dev/null";
+    const int raw = std::system(cmd.c_str());
+    return Outcome{WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, slurp(out), slurp(err)};
+  }
+  static std::string slurp(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), {}};
+  }
+  std::string file(const std::string& name, const std::string& text) {
+    const fs::path p = dir_ / name;
+    std::ofstream(p, std::ios::binary) << text;
+    return p.string();
+  }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+
+  // A bad-input run: exit 2, and stderr holds every fragment.
+  void expect_input_error(const std::string& args, const std::vector<std::string>& fragments) {
+    const Outcome r = run(args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.err;
+    for (const auto& f : fragments) EXPECT_NE(r.err.find(f), std::string::npos) << args << "\nwant: " << f << "\ngot: " << r.err;
+  }
+
+  fs::path dir_;
+};
+
+const char* kSchema = R"({"name": "Shop", "dimensions": [
+  {"name": "Product", "elements": [{"name": "All", "children": [{"name": "a"}, {"name": "b", "weight": 2}]},
+                                   {"name": "a"}, {"name": "b"}]},
+  {"name": "Year", "elements": [{"name": "2024"}, {"name": "2025"}]}],
+  "measures": ["Sales"]})";
+
+TEST_F(Cli, DemoRoundTripThroughTheStoreGivesTheCsvAnswers) {
+  ASSERT_EQ(run("generate --kind demo --out " + path("demo")).status, 0);
+  ASSERT_EQ(run("create --schema " + path("demo/schema.json") + " --facts " + path("demo/facts.csv") + " --out " +
+                path("store")).status, 0);
+  int queries = 0;
+  for (const auto& q : fs::directory_iterator(dir_ / "demo" / "queries")) {
+    ++queries;
+    const Outcome from_store = run("query --cube " + path("store") + " --query " + q.path().string() + " --engine cpu-serial");
+    const Outcome from_csv = run("query --schema " + path("demo/schema.json") + " --facts " + path("demo/facts.csv") +
+                             " --query " + q.path().string() + " --engine cpu-parallel --timing");
+    ASSERT_EQ(from_store.status, 0) << from_store.err;
+    ASSERT_EQ(from_csv.status, 0) << from_csv.err;
+    EXPECT_EQ(from_store.out, from_csv.out);
+    EXPECT_GT(std::count(from_store.out.begin(), from_store.out.end(), '\n'), 1);
+    EXPECT_NE(from_csv.err.find("engine: cpu-parallel"), std::string::npos);
+    EXPECT_NE(from_csv.err.find("aggregate"), std::string::npos);
+  }
+  EXPECT_GE(queries, 3);
+  const Outcome info = run("info --cube " + path("store"));
+  EXPECT_EQ(info.status, 0);
+  EXPECT_NE(info.out.find("Years: 52 elements (36 base, 16 consolidated), depth 4"), std::string::npos) << info.out;
+  EXPECT_NE(info.out.find("fill ratio"), std::string::npos);
+}
+
+TEST_F(Cli, WritesSetAddAndDeleteCells) {
+  const std::string schema = file("s.json", kSchema);
+  ASSERT_EQ(run("create --schema " + schema + " --facts " + file("f.csv", "Product,Year,Sales\na,2024,1\nb,2024,10\n") +
+                " --out " + path("cube")).status, 0);
+  const std::string q = file("q.json", R"({"measure": "Sales", "area": {"Product": ["All"], "Year": "*"}})");
+  auto answer = [&] { return run("query --cube " + path("cube") + " --query " + q).out; };
+  EXPECT_EQ(answer(), "Product,Year,sum(Sales)\nAll,2024,21\n");
+
+  ASSERT_EQ(run("write --cube " + path("cube") + " --mode add --facts " +
+                file("add.csv", "Year,Product,Sales\n2024,a,5\n2025,a,1\n2025,a,2\n")).status, 0);
+  EXPECT_EQ(answer(), "Product,Year,sum(Sales)\nAll,2024,26\nAll,2025,3\n");
+
+  ASSERT_EQ(run("write --cube " + path("cube") + " --mode set --facts " + file("set.csv", "Year,Product,Sales\n2025,a,7\n")).status, 0);
+  EXPECT_EQ(answer(), "Product,Year,sum(Sales)\nAll,2024,26\nAll,2025,7\n");
+
+  ASSERT_EQ(run("write --cube " + path("cube") + " --mode delete --facts " + file("del.csv", "Year,Product\n2024,b\n")).status, 0);
+  EXPECT_EQ(answer(), "Product,Year,sum(Sales)\nAll,2024,6\nAll,2025,7\n");
+}
+
+TEST_F(Cli, BadSchemaFactsAndQueriesExit2AndNameTheCulprit) {
+  const std::string schema = file("s.json", kSchema);
+  const std::string facts = file("f.csv", "Product,Year,Sales\na,2024,1\n");
+  auto create = [&](const std::string& s, const std::string& f) {
+    return "create --schema " + s + " --facts " + f + " --out " + path("new");
+  };
+  expect_input_error(create(file("bad.json", "{\"dimensions\": ["), facts), {"bad.json", "malformed JSON"});
+  expect_input_error(create(file("dup.json", R"({"dimensions": [{"name": "D", "elements": [{"name": "x"}, {"name": "x"}]}], "measures": ["V"]})"), facts),
+                     {"dup.json", "'x' is declared twice"});
+  expect_input_error(create(file("cyc.json", R"({"dimensions": [{"name": "D", "elements": [{"name": "p", "children": [{"name": "q"}]}, {"name": "q", "children": [{"name": "p"}]}]}], "measures": ["V"]})"), facts),
+                     {"cyc.json", "cycle"});
+  expect_input_error(create(file("child.json", R"({"dimensions": [{"name": "D", "elements": [{"name": "p", "children": [{"name": "q"}]}]}], "measures": ["V"]})"), facts),
+                     {"child.json", "'q', which does not exist"});
+  expect_input_error(create(schema, file("u.csv", "Product,Year,Sales\na,2024,1\nz,2024,1\n")), {"u.csv: line 3", "no element 'z'"});
+  expect_input_error(create(schema, file("c.csv", "Product,Year,Sales\nAll,2024,1\n")), {"c.csv: line 2", "'All' is consolidated"});
+  expect_input_error(create(schema, file("n.csv", "Product,Year,Sales\na,2024,abc\n")), {"n.csv: line 2", "not a number"});
+  expect_input_error(create(schema, file("nan.csv", "Product,Year,Sales\na,2024,NaN\n")), {"nan.csv: line 2", "not a finite number"});
+  expect_input_error(create(schema, file("inf.csv", "Product,Year,Sales\na,2024,-inf\n")), {"inf.csv: line 2", "not a finite number"});
+  expect_input_error(create(schema, file("q.csv", "Product,Year,Sales\n\"a,2024,1\n")), {"q.csv: line 2", "unterminated"});
+  expect_input_error(create(schema, file("d.csv", "Product,Year,Sales\na,2024,1\nb,2024,1\na,2024,2\n")),
+                     {"d.csv: lines 2 and 4 give the same base cell"});
+  EXPECT_FALSE(fs::exists(dir_ / "new"));
+
+  std::string wide = R"({"dimensions": [)";
+  for (int d = 0; d < 5; ++d) {
+    wide += std::string(d ? "," : "") + R"({"name": "D)" + std::to_string(d) + R"(", "elements": [)";
+    for (int e = 0; e < 8193; ++e) wide += std::string(e ? "," : "") + R"({"name": "e)" + std::to_string(e) + "\"}";
+    wide += "]}";
+  }
+  wide += R"(], "measures": ["V"]})";
+  expect_input_error(create(file("wide.json", wide), facts), {"wide.json", "the cell key needs 70 bits"});
+
+  ASSERT_EQ(run(create(schema, facts)).status, 0);
+  auto query = [&](const std::string& q) { return "query --cube " + path("new") + " --query " + file("q.json", q); };
+  expect_input_error(query(R"({"measure": "Sales", "area": {"Product": "*"}})"), {"q.json", "dimension 'Year' is missing"});
+  expect_input_error(query(R"({"measure": "Sales", "area": {"Product": "*", "Year": "*", "Colour": "*"}})"), {"q.json", "no dimension 'Colour'"});
+  expect_input_error(query(R"({"measure": "Sales", "area": {"Product": ["c"], "Year": "*"}})"), {"q.json", "no element 'c'"});
+  expect_input_error(query(R"({"measure": "Sales", "area": {"Product": [], "Year": "*"}})"), {"q.json", "empty"});
+  expect_input_error(query(R"({"measure": "Sales", "aggregate": "median", "area": {"Product": "*", "Year": "*"}})"),
+                     {"q.json", "unknown aggregate 'median'"});
+  expect_input_error(query(R"({"measure": "Sales", "area": {"Product": "*", "Year": "*"}})") + " --engine warp", {"unknown engine 'warp'"});
+}
+
+TEST_F(Cli, AskingForAMissingGpuEngineIsAClearError) {
+  ASSERT_EQ(run("generate --kind demo --out " + path("demo")).status, 0);
+  const Outcome r = run("query --schema " + path("demo/schema.json") + " --facts " + path("demo/facts.csv") + " --query " +
+                    path("demo/queries/revenue_by_year_and_group.json") + " --engine gpu");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.err.find("engine 'gpu' is not available"), std::string::npos) << r.err;
+  EXPECT_TRUE(r.out.empty());
+}
+
+TEST_F(Cli, DamagedStoresAreRefusedAndFailedWritesLeaveTheStoreAlone) {
+  const std::string schema = file("s.json", kSchema);
+  ASSERT_EQ(run("create --schema " + schema + " --facts " + file("f.csv", "Product,Year,Sales\na,2024,1\n") + " --out " +
+                path("cube")).status, 0);
+  const std::string store = path("cube/cube.gpuolap");
+  const std::string good = slurp(store);
+
+  // A write with a bad row, and `set` with a repeated cell, change nothing.
+  expect_input_error("write --cube " + path("cube") + " --mode add --facts " + file("w.csv", "Product,Year,Sales\nb,2025,1\nb,1999,1\n"),
+                     {"w.csv: line 3", "no element '1999'"});
+  expect_input_error("write --cube " + path("cube") + " --mode set --facts " + file("w2.csv", "Product,Year,Sales\nb,2025,1\nb,2025,2\n"),
+                     {"w2.csv: lines 2 and 3"});
+  EXPECT_EQ(slurp(store), good);
+  EXPECT_EQ(run("write --cube " + path("cube") + " --mode add --facts " + file("w3.csv", "Product,Year,Sales\nb,2025,1\nb,2025,2\n")).status, 0);
+  EXPECT_NE(slurp(store), good);
+
+  // create refuses to replace a store unless told to.
+  expect_input_error("create --schema " + schema + " --facts " + path("f.csv") + " --out " + path("cube"), {"already holds a cube store"});
+
+  std::ofstream(store, std::ios::binary | std::ios::trunc) << good.substr(0, good.size() / 2);
+  expect_input_error("info --cube " + path("cube"), {"cube.gpuolap", "truncated"});
+  std::string corrupt = good;
+  corrupt[corrupt.size() - 20] ^= 1;
+  std::ofstream(store, std::ios::binary | std::ios::trunc) << corrupt;
+  expect_input_error("info --cube " + path("cube"), {"cube.gpuolap", "checksum"});
+  std::string other = good;
+  other[8] = 2;
+  std::ofstream(store, std::ios::binary | std::ios::trunc) << other;
+  expect_input_error("info --cube " + path("cube"), {"store version 2"});
+}
+
+TEST_F(Cli, UsageErrorsExit2) {
+  EXPECT_EQ(run("").status, 2);
+  EXPECT_EQ(run("query --query x.json").status, 2);
+  EXPECT_EQ(run("write --cube x --facts y --mode merge").status, 2);
+  EXPECT_EQ(run("--help").status, 0);
+}
+
+}  // namespace

@@ -1,0 +1,119 @@
+#include "gpuolap/dimension.hpp"
+
+#include <gtest/gtest.h>
+
+#include "gpuolap/error.hpp"
+#include "support/input_error.hpp"
+#include "gpuolap/schema.hpp"
+
+namespace gpuolap {
+namespace {
+
+ElementSpec base(const std::string& n) { return {n, {}}; }
+ElementSpec cons(const std::string& n, std::vector<std::pair<std::string, double>> children) {
+  return {n, std::move(children)};
+}
+
+using testing::error_of;
+
+TEST(Dimension, NumbersBaseElementsDenselyInSchemaOrder) {
+  const Dimension d = Dimension::build("D", {cons("All", {{"a", 1}, {"b", 1}}), base("a"), base("b")}, "test");
+  EXPECT_EQ(d.base_count(), 2u);
+  EXPECT_EQ(d.base_id(*d.find("a")), 0u);
+  EXPECT_EQ(d.base_id(*d.find("b")), 1u);
+  EXPECT_EQ(d.base_id(*d.find("All")), kNotBase);
+  EXPECT_EQ(d.depth(), 2);
+  EXPECT_EQ(d.key_bits(), 1);
+}
+
+TEST(Dimension, SumsWeightsOverEveryPathOfADag) {
+  // Top -> G1 (2) -> a (0.5); Top -> a (1); Top -> G2 (-1) -> a, b
+  const Dimension d = Dimension::build(
+      "D", {base("a"), base("b"), cons("G1", {{"a", 0.5}}), cons("G2", {{"a", 1}, {"b", 3}}),
+            cons("Top", {{"G1", 2}, {"a", 1}, {"G2", -1}})},
+      "test");
+  const auto w = d.base_weights(*d.find("Top"));
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_EQ(w[0], (std::pair<BaseId, double>{0, 2 * 0.5 + 1 - 1}));
+  EXPECT_EQ(w[1], (std::pair<BaseId, double>{1, -3}));
+  EXPECT_EQ(d.depth(), 3);
+}
+
+TEST(Dimension, LeavesOutBasesWhoseWeightIsZero) {
+  const Dimension d = Dimension::build(
+      "D", {base("a"), base("b"), cons("Z", {{"a", 0}, {"b", 1}}), cons("X", {{"a", 1}}),
+            cons("C", {{"X", 1}, {"a", -1}, {"b", 1}})},
+      "test");
+  EXPECT_EQ(d.base_weights(*d.find("Z")), (std::vector<std::pair<BaseId, double>>{{1, 1.0}}));
+  EXPECT_EQ(d.base_weights(*d.find("C")), (std::vector<std::pair<BaseId, double>>{{1, 1.0}}));
+  EXPECT_EQ(d.base_weights(*d.find("a")), (std::vector<std::pair<BaseId, double>>{{0, 1.0}}));
+}
+
+TEST(Dimension, KeyBitsAreCeilLog2OfBaseCount) {
+  auto flat = [](int n) {
+    std::vector<ElementSpec> specs;
+    for (int i = 0; i < n; ++i) specs.push_back(base("e" + std::to_string(i)));
+    return Dimension::build("D", specs, "test").key_bits();
+  };
+  EXPECT_EQ(flat(1), 0);
+  EXPECT_EQ(flat(2), 1);
+  EXPECT_EQ(flat(3), 2);
+  EXPECT_EQ(flat(4), 2);
+  EXPECT_EQ(flat(5), 3);
+  EXPECT_EQ(flat(1024), 10);
+  EXPECT_EQ(flat(1025), 11);
+}
+
+TEST(Dimension, RejectsACycleAndNamesIt) {
+  const std::string e = error_of([] {
+    Dimension::build("D", {base("a"), cons("P", {{"Q", 1}}), cons("Q", {{"R", 1}, {"a", 1}}), cons("R", {{"P", 1}})},
+                     "s.json: dimension 'D'");
+  });
+  EXPECT_NE(e.find("s.json: dimension 'D': consolidation cycle"), std::string::npos) << e;
+  EXPECT_NE(e.find("'P'"), std::string::npos) << e;
+  EXPECT_NE(e.find("'R'"), std::string::npos) << e;
+}
+
+TEST(Dimension, RejectsASelfLoop) {
+  EXPECT_NE(error_of([] { Dimension::build("D", {base("a"), cons("P", {{"P", 1}, {"a", 1}})}, "t"); })
+                .find("cycle: 'P' -> 'P'"),
+            std::string::npos);
+}
+
+TEST(Dimension, RejectsMissingChildDuplicateNamesAndBadWeights) {
+  EXPECT_NE(error_of([] { Dimension::build("D", {cons("P", {{"nope", 1}})}, "t"); })
+                .find("element 'P' has child 'nope', which does not exist"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { Dimension::build("D", {base("a"), base("a")}, "t"); }).find("'a' is declared twice"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              Dimension::build("D", {base("a"), cons("P", {{"a", std::numeric_limits<double>::infinity()}})}, "t");
+            }).find("not finite"),
+            std::string::npos);
+  EXPECT_NE(error_of([] { Dimension::build("D", {}, "t"); }).find("no elements"), std::string::npos);
+}
+
+TEST(Schema, RefusesKeysWiderThan64Bits) {
+  std::vector<Dimension> dims;
+  std::vector<ElementSpec> specs;
+  for (int i = 0; i < 3000; ++i) specs.push_back(base("e" + std::to_string(i)));  // 12 bits
+  for (int d = 0; d < 6; ++d) dims.push_back(Dimension::build("D" + std::to_string(d), specs, "t"));
+  const std::string e = error_of([&] { Schema("wide", dims, {"V"}, "wide.json"); });
+  EXPECT_NE(e.find("wide.json: the cell key needs 72 bits"), std::string::npos) << e;
+  dims.pop_back();
+  EXPECT_EQ(Schema("ok", dims, {"V"}, "t").codec().total_bits(), 60);
+}
+
+TEST(KeyCodec, RoundTripsAndSortsByFirstDimension) {
+  KeyCodec c({3, 0, 5}, {"a", "b", "c"}, "t");
+  const uint32_t ids[] = {5, 0, 17};
+  const uint64_t key = c.encode(ids);
+  EXPECT_EQ(c.decode(key, 0), 5u);
+  EXPECT_EQ(c.decode(key, 1), 0u);
+  EXPECT_EQ(c.decode(key, 2), 17u);
+  const uint32_t lower[] = {4, 0, 31};
+  EXPECT_LT(c.encode(lower), key);
+}
+
+}  // namespace
+}  // namespace gpuolap

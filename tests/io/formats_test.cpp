@@ -1,0 +1,151 @@
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "gpuolap/error.hpp"
+#include "support/input_error.hpp"
+#include "gpuolap/formats.hpp"
+
+namespace gpuolap {
+namespace {
+
+const char* kSchema = R"({"name": "Sales", "dimensions": [
+  {"name": "Products", "elements": [
+    {"name": "Bikes", "children": [{"name": "Bike A", "weight": 1.0}, {"name": "Bike, \"B\""}]},
+    {"name": "Bike A"}, {"name": "Bike, \"B\""}]},
+  {"name": "Years", "elements": [{"name": "2024"}, {"name": "2025"}]}],
+  "measures": ["Revenue", "Units"]})";
+
+using testing::error_of;
+
+TEST(SchemaJson, ReadsChildrenDeclaredBeforeTheirElementsAndRoundTrips) {
+  const Schema s = parse_schema_json(kSchema, "s.json");
+  EXPECT_EQ(s.name(), "Sales");
+  ASSERT_EQ(s.dimension_count(), 2u);
+  EXPECT_EQ(s.dimension(0).base_count(), 2u);
+  EXPECT_EQ(s.measures(), (std::vector<std::string>{"Revenue", "Units"}));
+  const Schema again = parse_schema_json(schema_to_json(s), "again");
+  EXPECT_EQ(schema_to_json(again), schema_to_json(s));
+}
+
+TEST(SchemaJson, ErrorsNameTheFileAndTheElement) {
+  EXPECT_NE(error_of([] { parse_schema_json("{\"name\": ", "bad.json"); }).find("bad.json: malformed JSON"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              parse_schema_json(R"({"dimensions": [{"name": "D", "elements": [{"name": "a"}, {"name": "a"}]}],
+                                   "measures": ["V"]})", "dup.json");
+            }).find("dup.json: dimension 'D': element 'a' is declared twice"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              parse_schema_json(R"({"dimensions": [{"name": "D", "elements": [{"name": "p", "children": [{"name": "q"}]}]}],
+                                   "measures": ["V"]})", "c.json");
+            }).find("c.json: dimension 'D': element 'p' has child 'q', which does not exist"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              parse_schema_json(R"({"dimensions": [{"name": "D", "elements": [{"name": "a"}]}], "measures": ["D"]})",
+                                "m.json");
+            }).find("measure 'D'"),
+            std::string::npos);
+}
+
+TEST(FactsCsv, ReadsQuotedFieldsAnyColumnOrderAndEmptyValues) {
+  const Schema s = parse_schema_json(kSchema, "s.json");
+  const std::string csv =
+      "Units,Years,Products\r\n"
+      "3,2024,Bike A\r\n"
+      ",2025,\"Bike, \"\"B\"\"\"\r\n"
+      "+1.5e1,2025,Bike A\r\n";
+  const FactRows rows = parse_facts_csv(s, csv, "f.csv", true);
+  ASSERT_EQ(rows.rows.size(), 3u);
+  EXPECT_EQ(rows.lines, (std::vector<uint64_t>{2, 3, 4}));
+  EXPECT_EQ(rows.rows[0].values[1], 3.0);
+  EXPECT_FALSE(rows.rows[0].present[0]);  // Revenue is not in the header
+  EXPECT_TRUE(rows.rows[1].present[1]);
+  EXPECT_FALSE(has_value(rows.rows[1].values[1]));
+  EXPECT_EQ(rows.rows[2].values[1], 15.0);
+  const uint32_t ids[] = {1, 1};
+  EXPECT_EQ(rows.rows[1].key, s.codec().encode(ids));
+
+  // A row with no value at all is not a filled cell.
+  const FactTable t = build_fact_table(s, rows, "f.csv");
+  EXPECT_EQ(t.size(), 2u);
+}
+
+TEST(FactsCsv, CountsLinesInsideQuotedFields) {
+  const Schema s = parse_schema_json(
+      R"({"dimensions": [{"name": "D", "elements": [{"name": "a\nb"}, {"name": "c"}]}], "measures": ["V"]})", "s");
+  const std::string e = error_of([&] { parse_facts_csv(s, "D,V\n\"a\nb\",1\nc,x\n", "f.csv", true); });
+  EXPECT_NE(e.find("f.csv: line 4: measure 'V': 'x' is not a number"), std::string::npos) << e;
+}
+
+TEST(FactsCsv, ErrorsNameFileLineAndElement) {
+  const Schema s = parse_schema_json(kSchema, "s.json");
+  auto err = [&](const std::string& csv) { return error_of([&] { parse_facts_csv(s, csv, "f.csv", true); }); };
+  EXPECT_NE(err("Products,Years,Units\nBike C,2024,1\n").find("f.csv: line 2: dimension 'Products' has no element 'Bike C'"),
+            std::string::npos);
+  EXPECT_NE(err("Products,Years,Units\nBikes,2024,1\n").find("line 2: dimension 'Products': element 'Bikes' is consolidated"),
+            std::string::npos);
+  EXPECT_NE(err("Products,Years,Units\nBike A,2024,nan\n").find("line 2: measure 'Units': 'nan' is not a finite number"),
+            std::string::npos);
+  EXPECT_NE(err("Products,Years,Units\nBike A,2024,inf\n").find("not a finite number"), std::string::npos);
+  EXPECT_NE(err("Products,Years,Units\nBike A,2024,12abc\n").find("'12abc' is not a number"), std::string::npos);
+  EXPECT_NE(err("Products,Years,Units\nBike A,2024\n").find("line 2: 2 fields, the header has 3"), std::string::npos);
+  EXPECT_NE(err("Products,Units\nBike A,1\n").find("line 1: the header has no column for dimension 'Years'"),
+            std::string::npos);
+  EXPECT_NE(err("Products,Years,Colour\n").find("column 'Colour' is neither"), std::string::npos);
+  EXPECT_NE(err("Products,Years,Units\n\"Bike A,2024,1\n").find("line 2: unterminated quoted field"),
+            std::string::npos);
+  EXPECT_NE(err("").find("f.csv: line 1: the header is missing"), std::string::npos);
+}
+
+TEST(FactsCsv, TheSameCellTwiceNamesBothLines) {
+  const Schema s = parse_schema_json(kSchema, "s.json");
+  const FactRows rows = parse_facts_csv(s, "Products,Years,Units\nBike A,2024,1\nBike A,2025,1\nBike A,2024,2\n", "f.csv", true);
+  const std::string e = error_of([&] { build_fact_table(s, rows, "f.csv"); });
+  EXPECT_NE(e.find("f.csv: lines 2 and 4 give the same base cell"), std::string::npos) << e;
+  EXPECT_NE(error_of([&] { check_unique_cells(rows, "f.csv"); }).find("lines 2 and 4"), std::string::npos);
+}
+
+TEST(FactsCsv, WritesWhatItReads) {
+  const Schema s = parse_schema_json(kSchema, "s.json");
+  const FactTable t = build_fact_table(
+      s, parse_facts_csv(s, "Products,Years,Revenue,Units\nBike A,2025,0.1,\n\"Bike, \"\"B\"\"\",2024,-3,7\n", "f", true), "f");
+  std::ostringstream out;
+  write_facts_csv(s, t, out);
+  EXPECT_EQ(out.str(), "Products,Years,Revenue,Units\nBike A,2025,0.10000000000000001,\n\"Bike, \"\"B\"\"\",2024,-3,7\n");
+  const FactTable again = build_fact_table(s, parse_facts_csv(s, out.str(), "again", true), "again");
+  EXPECT_EQ(std::vector<uint64_t>(again.keys().begin(), again.keys().end()),
+            std::vector<uint64_t>(t.keys().begin(), t.keys().end()));
+  EXPECT_EQ(again.values(0)[0], 0.1);
+}
+
+TEST(QueryJson, ReadsListsAndStar) {
+  const Schema s = parse_schema_json(kSchema, "s.json");
+  const AreaQuery q = parse_query_json(
+      s, R"({"measure": "Units", "aggregate": "max", "area": {"Years": "*", "Products": ["Bike A", "Bikes"]}})", "q");
+  EXPECT_EQ(q.measure, 1u);
+  EXPECT_EQ(q.aggregate, Aggregate::max);
+  EXPECT_EQ(q.area[0], (std::vector<ElementId>{1, 0}));
+  EXPECT_EQ(q.area[1], (std::vector<ElementId>{0, 1}));
+}
+
+TEST(QueryJson, ErrorsNameTheFileAndWhatIsWrong) {
+  const Schema s = parse_schema_json(kSchema, "s.json");
+  auto err = [&](const std::string& q) { return error_of([&] { parse_query_json(s, q, "q.json"); }); };
+  EXPECT_NE(err(R"({"measure": "Units", "area": {"Years": "*"}})").find("q.json: area: dimension 'Products' is missing"),
+            std::string::npos);
+  EXPECT_NE(err(R"({"measure": "Units", "area": {"Years": "*", "Products": [], "Colour": "*"}})").find("no dimension 'Colour'"),
+            std::string::npos);
+  EXPECT_NE(err(R"({"measure": "Units", "area": {"Years": "*", "Products": []}})").find("dimension 'Products': the element list is empty"),
+            std::string::npos);
+  EXPECT_NE(err(R"({"measure": "Units", "area": {"Years": ["1999"], "Products": "*"}})").find("dimension 'Years' has no element '1999'"),
+            std::string::npos);
+  EXPECT_NE(err(R"({"measure": "Units", "aggregate": "median", "area": {"Years": "*", "Products": "*"}})").find("unknown aggregate 'median'"),
+            std::string::npos);
+  EXPECT_NE(err(R"({"measure": "Profit", "area": {"Years": "*", "Products": "*"}})").find("no measure 'Profit'"),
+            std::string::npos);
+  EXPECT_NE(err(R"({"measure": "Units", "area": )").find("q.json: malformed JSON"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpuolap
