@@ -49,6 +49,8 @@ class AggregationMap {
   std::vector<uint32_t> positions(uint64_t target) const;
   // Entries in the map (the memory it takes on a device is proportional).
   size_t entry_count() const;
+  // The same map with every weight replaced by its magnitude.
+  AggregationMap with_absolute_weights() const;
 
   // Visits every target of a cell key with its weight (the product of the
   // dimensions' weights, multiplied in dimension order so every engine gets

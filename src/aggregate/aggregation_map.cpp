@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "gpuolap/error.hpp"
 
 namespace gpuolap {
@@ -77,6 +79,13 @@ size_t AggregationMap::entry_count() const {
   size_t n = 0;
   for (const DimensionMap& m : dims_) n += m.positions.size();
   return n;
+}
+
+AggregationMap AggregationMap::with_absolute_weights() const {
+  AggregationMap copy = *this;
+  for (DimensionMap& m : copy.dims_)
+    for (double& w : m.weights) w = std::abs(w);
+  return copy;
 }
 
 }  // namespace gpuolap

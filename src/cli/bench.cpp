@@ -16,6 +16,7 @@
 #include "gpuolap/aggregation_map.hpp"
 #include "gpuolap/error.hpp"
 #include "gpuolap/generate.hpp"
+#include "gpuolap/result_check.hpp"
 #include "progress.hpp"
 
 namespace gpuolap::cli {
@@ -45,16 +46,6 @@ QueryShape shape_of(const FactTable& facts, const AggregationMap& map, size_t me
     }
   }
   return s;
-}
-
-bool same_result(const AreaResult& a, const AreaResult& b, Aggregate agg) {
-  if (a.targets != b.targets) return false;
-  for (size_t i = 0; i < a.values.size(); ++i) {
-    const double x = a.values[i], y = b.values[i];
-    const bool exact = agg == Aggregate::count || agg == Aggregate::min || agg == Aggregate::max;
-    if (exact ? x != y : std::abs(x - y) > 1e-9 * std::max({std::abs(x), std::abs(y), 1.0})) return false;
-  }
-  return true;
 }
 
 std::string cpu_model() {
@@ -101,7 +92,7 @@ int run_bench(const BenchOptions& o) {
       const AggregationMap map(cube.schema, query);
       const double map_ms = std::chrono::duration<double, std::milli>(Clock::now() - t).count();
       const QueryShape shape = shape_of(cube.facts, map, query.measure);
-      AreaResult reference;
+      AreaResult reference, magnitudes;
       for (size_t e = 0; e < o.engines.size(); ++e) {
         EngineChoice choice = make_engine(o.engines[e], cube.facts.size());
         AreaResult result = choice.engine->run(cube.facts, map, query);  // warm-up
@@ -113,9 +104,15 @@ int run_bench(const BenchOptions& o) {
         }
         std::sort(times.begin(), times.end());
         const double ms = times[times.size() / 2];
-        bool agrees = true;
-        if (e == 0) reference = result;
-        else agrees = same_result(reference, result, query.aggregate);
+        std::string difference;
+        if (e == 0) {
+          reference = result;
+          if (o.engines.size() > 1) magnitudes = contribution_magnitudes(cube.facts, map, query.measure);
+        } else {
+          difference = compare_results(reference, result, query.aggregate, magnitudes);
+          if (!difference.empty()) std::cerr << fmt::format("{} {}: {}\n", nq.name, o.engines[e], difference);
+        }
+        const bool agrees = difference.empty();
         all_agree = all_agree && agrees;
         std::cout << fmt::format("| {} | {} | {} | {} / {} | {:.2f} | {:.2f} | {:.2f} | {:.1f} | {:.1f} | {} |\n", nq.name,
                                  choice.engine->name(), shape.relevant, result.targets.size(), map.target_count(),

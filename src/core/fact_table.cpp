@@ -1,5 +1,8 @@
 #include "gpuolap/fact_table.hpp"
 
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -16,17 +19,21 @@ FactTable::FactTable(const KeyCodec& codec, std::vector<uint64_t> keys,
   const size_t pages = page_count();
   page_min_.assign(pages * dims_, UINT32_MAX);
   page_max_.assign(pages * dims_, 0);
-  for (size_t p = 0; p < pages; ++p) {
-    uint32_t* lo = &page_min_[p * dims_];
-    uint32_t* hi = &page_max_[p * dims_];
-    for (size_t i = page_begin(p); i < page_end(p); ++i) {
-      for (size_t d = 0; d < dims_; ++d) {
-        const uint32_t b = codec.decode(keys_[i], d);
-        lo[d] = std::min(lo[d], b);
-        hi[d] = std::max(hi[d], b);
+  // Pages are independent: summarise them in parallel (a scale-1 Biker cube
+  // has 17,000 pages of 16,384 cells).
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, pages), [&](const tbb::blocked_range<size_t>& range) {
+    for (size_t p = range.begin(); p != range.end(); ++p) {
+      uint32_t* lo = &page_min_[p * dims_];
+      uint32_t* hi = &page_max_[p * dims_];
+      for (size_t i = page_begin(p); i < page_end(p); ++i) {
+        for (size_t d = 0; d < dims_; ++d) {
+          const uint32_t b = codec.decode(keys_[i], d);
+          lo[d] = std::min(lo[d], b);
+          hi[d] = std::max(hi[d], b);
+        }
       }
     }
-  }
+  });
 }
 
 size_t FactTable::find(uint64_t key) const {

@@ -1,0 +1,19 @@
+#pragma once
+// Comparing engines' answers, by the house rule: the same non-empty cells;
+// counts, mins and maxes exactly; sums and averages within 1e-9 of the sum of
+// |contributions| of the cell (engines may add in different orders).
+#include <string>
+
+#include "gpuolap/aggregation_map.hpp"
+#include "gpuolap/engine.hpp"
+
+namespace gpuolap {
+
+// The sum of |w * v| over each non-empty target's contributions.
+AreaResult contribution_magnitudes(const FactTable& facts, const AggregationMap& map, size_t measure);
+
+// "" when `other` agrees with `oracle`, else the first difference in words.
+std::string compare_results(const AreaResult& oracle, const AreaResult& other, Aggregate aggregate,
+                            const AreaResult& magnitudes);
+
+}  // namespace gpuolap
