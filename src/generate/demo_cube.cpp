@@ -125,7 +125,7 @@ GeneratedCube generate_demo(uint64_t seed) {
        R"({"measure": "Revenue", "aggregate": "max",
   "area": {"Years": ["2024"], "Products": ["City Bike", "Mountain Bike", "Road Bike", "E-Bike"],
            "Regions": ["World"]}})"},
-      {"filled_months_per_year",
+      {"filled_cells_per_year",
        R"({"measure": "Units", "aggregate": "count",
   "area": {"Years": ["2023", "2024", "2025"], "Products": ["All Products"], "Regions": ["World"]}})"},
   };
