@@ -4,6 +4,7 @@
 #include <limits>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "gpuolap/aggregation_map.hpp"
@@ -40,12 +41,30 @@ struct CellAccumulator {
   double finish(Aggregate a) const;
 };
 
+// Named stage times of the last run, in milliseconds, in pipeline order.
+using StageTimes = std::vector<std::pair<std::string, double>>;
+
 class Engine {
  public:
   virtual ~Engine() = default;
   virtual std::string name() const = 0;
   virtual AreaResult run(const FactTable& facts, const AggregationMap& map,
                          const AreaQuery& query) = 0;
+  // What the last run spent where, and what it chose (engines with stages).
+  virtual StageTimes stages() const { return {}; }
+  virtual std::string last_plan() const { return {}; }
+};
+
+// The knobs of the gpu engine (thesis §4.2 and past it). "auto" and 0 let the
+// engine choose from the query's shape.
+struct GpuOptions {
+  std::string variant = "auto";    // auto | hash | dense | shared
+  int phf = 0;                     // parallel hash functions (copies of each target)
+  std::string preagg = "auto";     // auto | none | lane0 | stride | match
+  std::string prefilter = "auto";  // auto | compact (thesis: CUB select first) | fused
+  std::string map_memory = "auto"; // auto (constant when it fits) | constant | global
+  int block = 0;                   // threads per block
+  int grid = 0;                    // blocks
 };
 
 // Engine names a user can ask for, in the order --help lists them.
@@ -58,6 +77,6 @@ struct EngineChoice {
 
 // Creates the named engine; `auto` picks the best one available for the
 // table's size. An engine this build or machine lacks is an InputError.
-EngineChoice make_engine(const std::string& name, size_t fact_count);
+EngineChoice make_engine(const std::string& name, size_t fact_count, const GpuOptions& gpu = {});
 
 }  // namespace gpuolap

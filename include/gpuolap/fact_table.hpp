@@ -47,8 +47,12 @@ class FactTable {
   size_t find(uint64_t key) const;
   // Bytes held: key and value columns plus page summaries.
   size_t bytes() const;
+  // Identifies this table's contents: every constructed table gets a new id,
+  // copies share it. Device-resident copies are keyed by it.
+  uint64_t id() const { return id_; }
 
  private:
+  uint64_t id_ = 0;
   std::vector<uint64_t> keys_;
   std::vector<std::vector<double>> values_;
   size_t page_size_ = kDefaultPageSize;

@@ -4,6 +4,7 @@
 
 #include "cpu_engines.hpp"
 #include "device_info.hpp"
+#include "gpu_engine.hpp"
 #include "gpuolap/error.hpp"
 
 namespace gpuolap {
@@ -18,26 +19,27 @@ const std::vector<std::string>& engine_names() {
   return names;
 }
 
-EngineChoice make_engine(const std::string& name, size_t fact_count) {
+EngineChoice make_engine(const std::string& name, size_t fact_count, const GpuOptions& gpu_options) {
   if (name == "cpu-serial") return {std::make_unique<CpuSerialEngine>(), ""};
   if (name == "cpu-parallel") return {std::make_unique<CpuParallelEngine>(), ""};
   if (name == "gpu" || name == "gpu-cdp") {
     const GpuStatus gpu = gpu_status();
-    const std::string why = gpu.cuda_build && gpu.device_count > 0
-                                ? "this version of gpuolap has no GPU aggregation engine yet"
-                                : gpu.problem;
-    throw InputError(fmt::format("engine '{}' is not available: {}", name, why));
+    if (!gpu.cuda_build || gpu.device_count == 0)
+      throw InputError(fmt::format("engine '{}' is not available: {}", name, gpu.problem));
+    if (name == "gpu-cdp")
+      throw InputError("engine 'gpu-cdp' is not available: this version of gpuolap has no CUDA Dynamic Parallelism engine yet");
+    return {make_gpu_engine(gpu_options), ""};
   }
   if (name == "auto") {
     const GpuStatus gpu = gpu_status();
-    const std::string gpu_note =
-        gpu.cuda_build && gpu.device_count > 0 ? "no GPU engine in this version" : gpu.problem;
+    if (gpu.cuda_build && gpu.device_count > 0)
+      return {make_gpu_engine(gpu_options), fmt::format("GPU {} found", gpu.device_name)};
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
     if (cores > 1 && fact_count >= kParallelMinFacts)
       return {std::make_unique<CpuParallelEngine>(),
-              fmt::format("{} facts on {} cores; {}", fact_count, cores, gpu_note)};
+              fmt::format("{} facts on {} cores; {}", fact_count, cores, gpu.problem)};
     return {std::make_unique<CpuSerialEngine>(),
-            fmt::format("{} facts on {} core(s) is too little work to share; {}", fact_count, cores, gpu_note)};
+            fmt::format("{} facts on {} core(s) is too little work to share; {}", fact_count, cores, gpu.problem)};
   }
   std::string known;
   for (const auto& n : engine_names()) known += (known.empty() ? "" : ", ") + n;

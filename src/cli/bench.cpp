@@ -16,7 +16,9 @@
 #include "gpuolap/aggregation_map.hpp"
 #include "gpuolap/error.hpp"
 #include "gpuolap/generate.hpp"
+#include "device_info.hpp"
 #include "gpuolap/result_check.hpp"
+#include "gpuolap/self_check.hpp"
 #include "progress.hpp"
 
 namespace gpuolap::cli {
@@ -56,6 +58,32 @@ std::string cpu_model() {
   return "unknown CPU";
 }
 
+// One row of the table: an engine under one setting of its knobs.
+struct Contender {
+  std::string label;
+  std::string engine;
+  GpuOptions gpu;
+};
+
+std::vector<Contender> contenders(const BenchOptions& o) {
+  std::vector<Contender> out;
+  for (const std::string& e : o.engines) {
+    out.push_back({e == "gpu" ? "gpu " + describe(o.gpu) : e, e, o.gpu});
+    if (e != "gpu" || !o.sweep) continue;
+    for (const char* variant : {"hash", "dense", "shared"})
+      for (const char* preagg : {"none", "lane0", "stride", "match"})
+        for (int phf : {1, 8, 64}) {
+          if (std::string(variant) == "shared" && phf != 1) continue;
+          GpuOptions g = o.gpu;
+          g.variant = variant;
+          g.preagg = preagg;
+          g.phf = phf;
+          out.push_back({fmt::format("gpu {}/{}/phf {}", variant, preagg, phf), e, g});
+        }
+  }
+  return out;
+}
+
 }  // namespace
 
 int run_bench(const BenchOptions& o) {
@@ -64,11 +92,19 @@ int run_bench(const BenchOptions& o) {
   if (o.engines.empty()) throw InputError("--engines names no engine");
   const std::vector<std::string> kinds =
       o.kind == "all" ? std::vector<std::string>{"biker", "machines"} : std::vector<std::string>{o.kind};
+  const std::vector<Contender> rows = contenders(o);
   const std::time_t now = std::time(nullptr);
   char date[32];
   std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
-  std::cout << fmt::format("# gpuolap bench, {} UTC\n\nhost: {}, {} hardware threads; scale {}, seed {}, median of {} runs\n\n",
+  const GpuStatus gpu = gpu_status();
+  const double bandwidth = gpu.device_count > 0 ? gpu_read_bandwidth() : 0.0;
+  std::cout << fmt::format("# gpuolap bench, {} UTC\n\nhost: {}, {} hardware threads; scale {}, seed {}, median of {} runs\n",
                            date, cpu_model(), std::thread::hardware_concurrency(), o.scale, o.seed, o.repeat);
+  if (bandwidth > 0)
+    std::cout << fmt::format("GPU: {}, measured streaming read {:.2f} TB/s; floor = (8 B key per fact + 8 B value per "
+                             "relevant fact) / that bandwidth\n",
+                             gpu.device_name, bandwidth / 1e12);
+  std::cout << '\n';
 
   bool all_agree = true;
   for (const std::string& kind : kinds) {
@@ -83,8 +119,9 @@ int run_bench(const BenchOptions& o) {
                              static_cast<double>(cube.facts.bytes()) / static_cast<double>(std::max<size_t>(1, cube.facts.size())),
                              gen_s);
     std::cout << "| query | engine | relevant facts | targets filled / overall | contributions per relevant fact | map ms | "
-                 "median ms | M facts/s | M contributions/s | agrees |\n";
-    std::cout << "|---|---|---:|---:|---:|---:|---:|---:|---:|---|\n";
+                 "median ms | floor ms | × floor | M facts/s | M contributions/s | agrees |\n";
+    std::cout << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
+    std::string details;
     for (const NamedQuery& nq : cube.queries) {
       if (!o.queries.empty() && std::find(o.queries.begin(), o.queries.end(), nq.name) == o.queries.end()) continue;
       const AreaQuery query = parse_query_json(cube.schema, nq.json, nq.name);
@@ -92,10 +129,20 @@ int run_bench(const BenchOptions& o) {
       const AggregationMap map(cube.schema, query);
       const double map_ms = std::chrono::duration<double, std::milli>(Clock::now() - t).count();
       const QueryShape shape = shape_of(cube.facts, map, query.measure);
+      const double floor_ms =
+          bandwidth > 0 ? 1e3 * (8.0 * static_cast<double>(cube.facts.size()) + 8.0 * static_cast<double>(shape.relevant)) / bandwidth
+                        : 0.0;
       AreaResult reference, magnitudes;
-      for (size_t e = 0; e < o.engines.size(); ++e) {
-        EngineChoice choice = make_engine(o.engines[e], cube.facts.size());
-        AreaResult result = choice.engine->run(cube.facts, map, query);  // warm-up
+      for (size_t e = 0; e < rows.size(); ++e) {
+        EngineChoice choice = make_engine(rows[e].engine, cube.facts.size(), rows[e].gpu);
+        AreaResult result;
+        try {
+          result = choice.engine->run(cube.facts, map, query);  // warm-up (uploads the facts to a GPU)
+        } catch (const InputError& err) {
+          std::cout << fmt::format("| {} | {} | — | — | — | — | not applicable: {} | | | | | |\n", nq.name, rows[e].label,
+                                   err.what());
+          continue;
+        }
         std::vector<double> times;
         for (int r = 0; r < o.repeat; ++r) {
           t = Clock::now();
@@ -107,23 +154,31 @@ int run_bench(const BenchOptions& o) {
         std::string difference;
         if (e == 0) {
           reference = result;
-          if (o.engines.size() > 1) magnitudes = contribution_magnitudes(cube.facts, map, query.measure);
+          if (rows.size() > 1) magnitudes = contribution_magnitudes(cube.facts, map, query.measure);
         } else {
           difference = compare_results(reference, result, query.aggregate, magnitudes);
-          if (!difference.empty()) std::cerr << fmt::format("{} {}: {}\n", nq.name, o.engines[e], difference);
+          if (!difference.empty()) std::cerr << fmt::format("{} {}: {}\n", nq.name, rows[e].label, difference);
         }
         const bool agrees = difference.empty();
         all_agree = all_agree && agrees;
-        std::cout << fmt::format("| {} | {} | {} | {} / {} | {:.2f} | {:.2f} | {:.2f} | {:.1f} | {:.1f} | {} |\n", nq.name,
-                                 choice.engine->name(), shape.relevant, result.targets.size(), map.target_count(),
-                                 shape.relevant ? static_cast<double>(shape.contributions) / static_cast<double>(shape.relevant) : 0.0,
-                                 map_ms, ms, static_cast<double>(cube.facts.size()) / ms / 1e3,
-                                 static_cast<double>(shape.contributions) / ms / 1e3,
-                                 e == 0 ? "reference" : (agrees ? "yes" : "**NO**"));
+        std::cout << fmt::format(
+            "| {} | {} | {} | {} / {} | {:.2f} | {:.2f} | {:.3f} | {} | {} | {:.1f} | {:.1f} | {} |\n", nq.name,
+            rows[e].label, shape.relevant, result.targets.size(), map.target_count(),
+            shape.relevant ? static_cast<double>(shape.contributions) / static_cast<double>(shape.relevant) : 0.0, map_ms,
+            ms, floor_ms > 0 ? fmt::format("{:.3f}", floor_ms) : "—", floor_ms > 0 ? fmt::format("{:.2f}", ms / floor_ms) : "—",
+            static_cast<double>(cube.facts.size()) / ms / 1e3, static_cast<double>(shape.contributions) / ms / 1e3,
+            e == 0 ? "reference" : (agrees ? "yes" : "**NO**"));
         std::cout.flush();
+        if (!choice.engine->stages().empty() && rows[e].label.rfind("gpu --variant auto", 0) == 0) {
+          std::string stages;
+          for (const auto& [stage, stage_ms] : choice.engine->stages())
+            stages += fmt::format("{}{} {:.3f}", stages.empty() ? "" : ", ", stage, stage_ms);
+          details += fmt::format("- {} {}: {}; stages (ms, last run): {}\n", nq.name, rows[e].label,
+                                 choice.engine->last_plan(), stages);
+        }
       }
     }
-    std::cout << '\n';
+    std::cout << '\n' << details << '\n';
   }
   if (!all_agree) {
     std::cerr << "gpuolap bench: engines disagree (see the table)\n";

@@ -68,7 +68,7 @@ int run_query(const QueryOptions& o) {
   Cube cube = load_cube(o.cube, o.schema, o.facts);
   const double load_ms = ms_since(t);
   const AreaQuery query = read_query_file(cube.schema, o.query);
-  EngineChoice choice = make_engine(o.engine, cube.facts.size());
+  EngineChoice choice = make_engine(o.engine, cube.facts.size(), o.gpu);
 
   t = Clock::now();
   const AggregationMap map(cube.schema, query);
@@ -89,6 +89,11 @@ int run_query(const QueryOptions& o) {
         "{} facts, {} target cells, {} non-empty; {:.1f} M facts/s\n",
         load_ms, map_ms, run_ms, out_ms, cube.facts.size(), map.target_count(), result.targets.size(),
         run_ms > 0 ? static_cast<double>(cube.facts.size()) / run_ms / 1e3 : 0.0);
+    if (const std::string plan = choice.engine->last_plan(); !plan.empty())
+      std::cerr << fmt::format("plan: {}\n", plan);
+    std::string stages;
+    for (const auto& [stage, ms] : choice.engine->stages()) stages += fmt::format("{}{} {:.3f} ms", stages.empty() ? "" : ", ", stage, ms);
+    if (!stages.empty()) std::cerr << fmt::format("stages: {}\n", stages);
   }
   return 0;
 }

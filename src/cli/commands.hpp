@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "gpuolap/engine.hpp"
+
 namespace gpuolap::cli {
 
 struct CreateOptions {
@@ -17,6 +19,7 @@ int run_create(const CreateOptions& o);
 struct QueryOptions {
   std::string cube, schema, facts, query;
   std::string engine = "auto";
+  GpuOptions gpu;
   bool timing = false;
 };
 int run_query(const QueryOptions& o);
@@ -43,9 +46,21 @@ struct BenchOptions {
   double scale = 0.01;
   uint64_t seed = 42;
   std::vector<std::string> engines{"cpu-serial", "cpu-parallel"};
+  GpuOptions gpu;
+  bool sweep = false;  // time the gpu engine under every main knob setting too
   int repeat = 3;
   std::vector<std::string> queries;  // empty: all of the kind
 };
 int run_bench(const BenchOptions& o);
+
+struct SelfCheckOptions {
+  std::string engine = "gpu";
+  std::string configs = "grid";  // grid: every knob combination; given: the options on the command line
+  GpuOptions gpu;
+  int cubes = 30;
+  int queries = 8;
+  uint64_t seed = 1;
+};
+int run_selfcheck(const SelfCheckOptions& o);
 
 }  // namespace gpuolap::cli

@@ -11,6 +11,19 @@
 
 namespace {
 
+// The gpu engine's knobs, on every command that runs engines.
+void add_gpu_options(CLI::App* app, gpuolap::GpuOptions& o) {
+  app->add_option("--variant", o.variant, "gpu: target store: auto, hash, dense or shared")->capture_default_str();
+  app->add_option("--phf", o.phf, "gpu: parallel hash functions (copies per target); 0 chooses")->capture_default_str();
+  app->add_option("--preagg", o.preagg, "gpu: warp pre-aggregation: auto, none, lane0, stride or match")
+      ->capture_default_str();
+  app->add_option("--prefilter", o.prefilter, "gpu: auto, compact (CUB select first) or fused")->capture_default_str();
+  app->add_option("--map-memory", o.map_memory, "gpu: aggregation map in auto, constant or global memory")
+      ->capture_default_str();
+  app->add_option("--block", o.block, "gpu: threads per block; 0 chooses")->capture_default_str();
+  app->add_option("--grid", o.grid, "gpu: blocks; 0 chooses")->capture_default_str();
+}
+
 std::string engine_list() {
   std::string s;
   for (const auto& n : gpuolap::engine_names()) s += (s.empty() ? "" : "|") + n;
@@ -43,6 +56,7 @@ int main(int argc, char** argv) {
   q->add_option("--query", query.query, "Query JSON file")->required();
   q->add_option("--engine", query.engine, "Engine: " + engine_list())->capture_default_str();
   q->add_flag("--timing", query.timing, "Print the chosen engine and stage times on stderr");
+  add_gpu_options(q, query.gpu);
 
   WriteOptions write;
   auto* w = app.add_subcommand("write", "Write base cells from a facts CSV into a cube store");
@@ -74,6 +88,19 @@ int main(int argc, char** argv) {
   b->add_option("--engines", bench.engines, "Engines to time")->delimiter(',')->capture_default_str();
   b->add_option("--repeat", bench.repeat, "Timed runs per query (the median is reported)")->capture_default_str();
   b->add_option("--queries", bench.queries, "Only these queries, e.g. B1,M3")->delimiter(',');
+  add_gpu_options(b, bench.gpu);
+  b->add_flag("--sweep", bench.sweep, "gpu: also time every store x pre-aggregation x {1, 8, 64} hash functions");
+
+  SelfCheckOptions check;
+  auto* sc = app.add_subcommand("selfcheck", "Compare an engine with cpu-serial on random cubes, on this machine");
+  sc->add_option("--engine", check.engine, "Engine to check: " + engine_list())->capture_default_str();
+  sc->add_option("--configs", check.configs, "gpu: grid (every knob combination) or given (the options below)")
+      ->check(CLI::IsMember({"grid", "given"}))
+      ->capture_default_str();
+  sc->add_option("--cubes", check.cubes, "Random cubes")->capture_default_str()->check(CLI::PositiveNumber);
+  sc->add_option("--queries", check.queries, "Random queries per cube")->capture_default_str()->check(CLI::PositiveNumber);
+  sc->add_option("--seed", check.seed, "Random seed")->capture_default_str();
+  add_gpu_options(sc, check.gpu);
 
   try {
     app.parse(argc, argv);
@@ -95,6 +122,7 @@ int main(int argc, char** argv) {
     if (*i) return run_info(info);
     if (*g) return run_generate(gen);
     if (*b) return run_bench(bench);
+    if (*sc) return run_selfcheck(check);
   } catch (const gpuolap::InputError& e) {
     std::fprintf(stderr, "gpuolap: error: %s\n", e.what());
     return 2;

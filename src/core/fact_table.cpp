@@ -4,13 +4,19 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <atomic>
 #include <stdexcept>
 
 namespace gpuolap {
 
+namespace {
+std::atomic<uint64_t> next_table_id{0};
+}  // namespace
+
 FactTable::FactTable(const KeyCodec& codec, std::vector<uint64_t> keys,
                      std::vector<std::vector<double>> values, size_t page_size)
-    : keys_(std::move(keys)),
+    : id_(next_table_id.fetch_add(1) + 1),
+      keys_(std::move(keys)),
       values_(std::move(values)),
       page_size_(page_size),
       dims_(codec.dimension_count()) {

@@ -1,5 +1,8 @@
 #include <cuda_runtime.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "device_info.hpp"
 
 namespace gpuolap {
@@ -21,6 +24,51 @@ GpuStatus gpu_status() {
   cudaDeviceProp prop{};
   if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess) status.device_name = prop.name;
   return status;
+}
+
+namespace {
+
+// Sums 16-byte words; the sum is written so the loads are not optimised away.
+__global__ void read_stream(const uint4* data, size_t n, unsigned* sink) {
+  unsigned acc = 0;
+  for (size_t i = blockIdx.x * size_t{blockDim.x} + threadIdx.x; i < n; i += size_t{gridDim.x} * blockDim.x) {
+    const uint4 v = data[i];
+    acc ^= v.x ^ v.y ^ v.z ^ v.w;
+  }
+  if (acc == 0x9e3779b9u) *sink = acc;
+}
+
+}  // namespace
+
+double gpu_read_bandwidth() {
+  if (gpu_status().device_count == 0) return 0.0;
+  const size_t bytes = size_t{2} << 30;
+  uint4* data = nullptr;
+  unsigned* sink = nullptr;
+  if (cudaMalloc(&data, bytes) != cudaSuccess) return 0.0;
+  cudaMalloc(&sink, sizeof(unsigned));
+  cudaMemset(data, 1, bytes);
+  cudaDeviceProp prop{};
+  cudaGetDeviceProperties(&prop, 0);
+  cudaEvent_t start, stop;
+  cudaEventCreate(&start);
+  cudaEventCreate(&stop);
+  std::vector<float> times;
+  for (int r = 0; r < 11; ++r) {
+    cudaEventRecord(start);
+    read_stream<<<prop.multiProcessorCount * 8, 512>>>(data, bytes / sizeof(uint4), sink);
+    cudaEventRecord(stop);
+    cudaEventSynchronize(stop);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, start, stop);
+    if (r > 0) times.push_back(ms);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  cudaFree(data);
+  cudaFree(sink);
+  std::sort(times.begin(), times.end());
+  return static_cast<double>(bytes) / (times[times.size() / 2] * 1e-3);
 }
 
 }  // namespace gpuolap

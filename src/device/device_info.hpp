@@ -14,4 +14,9 @@ struct GpuStatus {
 
 GpuStatus gpu_status();
 
+// Streaming-read bandwidth of device 0 in bytes per second, measured with
+// 16-byte loads over a buffer far larger than L2 (median of repeats); 0
+// without a usable GPU. The floor benchmarks compare against.
+double gpu_read_bandwidth();
+
 }  // namespace gpuolap

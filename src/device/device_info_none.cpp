@@ -8,4 +8,6 @@ GpuStatus gpu_status() {
   return status;
 }
 
+double gpu_read_bandwidth() { return 0.0; }
+
 }  // namespace gpuolap

@@ -6,7 +6,7 @@
 
 #include "cpu_engines.hpp"
 #include "support/compare_results.hpp"
-#include "support/random_cube.hpp"
+#include "gpuolap/random_cube.hpp"
 
 namespace gpuolap {
 namespace {
@@ -16,10 +16,10 @@ using testing::expect_same_answer;
 void check_engine_on_random_cubes(Engine& engine, int cubes, int queries_per_cube) {
   CpuSerialEngine oracle;
   for (int seed = 1; seed <= cubes; ++seed) {
-    const auto cube = testing::random_cube(static_cast<uint64_t>(seed), /*page_size=*/1 + seed % 97);
+    const auto cube = random_cube(static_cast<uint64_t>(seed), /*page_size=*/1 + seed % 97);
     std::mt19937_64 rng(static_cast<uint64_t>(seed) * 7919);
     for (int q = 0; q < queries_per_cube; ++q) {
-      const AreaQuery query = testing::random_query(rng, cube.schema);
+      const AreaQuery query = random_query(rng, cube.schema);
       const AggregationMap map(cube.schema, query);
       const AreaResult want = oracle.run(cube.facts, map, query);
       const AreaResult got = engine.run(cube.facts, map, query);

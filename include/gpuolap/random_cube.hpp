@@ -1,7 +1,8 @@
 #pragma once
-// Random cubes for property tests: random hierarchies (depth up to 5, shared
-// children, weights such as 0.5, 2, -1 and 0), random sparse facts with some
-// absent values, and random areas. Deterministic for a seed.
+// Random cubes for checking engines against the oracle (the tests and
+// `gpuolap selfcheck`): random hierarchies (depth up to 5, shared children,
+// weights such as 0.5, 2, -1 and 0), random sparse facts with some absent
+// values, and random areas. Deterministic for a seed.
 #include <algorithm>
 #include <cstdint>
 #include <random>
@@ -13,7 +14,7 @@
 #include "gpuolap/fact_table.hpp"
 #include "gpuolap/schema.hpp"
 
-namespace gpuolap::testing {
+namespace gpuolap {
 
 struct RandomCube {
   Schema schema;
@@ -101,4 +102,4 @@ inline AreaQuery random_query(std::mt19937_64& rng, const Schema& schema) {
   return q;
 }
 
-}  // namespace gpuolap::testing
+}  // namespace gpuolap

@@ -1,0 +1,77 @@
+#pragma once
+// What a target cell accumulates on the device, and how parts of it merge.
+// Which fields are kept is a compile-time set, so a sum-only query moves and
+// updates only sums. min and max are kept as order-preserving 64-bit
+// encodings of doubles, so hardware integer atomicMin/atomicMax apply.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace gpuolap::gpu {
+
+enum Fields : int {
+  kSum = 1,    // sum of contributions
+  kCount = 2,  // number of contributions
+  kMin = 4,
+  kMax = 8,
+};
+
+// The fields an aggregate needs (count rides along with sum: avg needs both).
+constexpr int kSumFields = kSum;
+constexpr int kSumCountFields = kSum | kCount;
+constexpr int kMinFields = kMin;
+constexpr int kMaxFields = kMax;
+
+// Monotone map from doubles to unsigned integers: a < b <=> enc(a) < enc(b).
+__host__ __device__ inline uint64_t encode_ordered(double v) {
+  uint64_t bits;
+  memcpy(&bits, &v, sizeof bits);
+  return (bits & 0x8000000000000000ull) ? ~bits : (bits | 0x8000000000000000ull);
+}
+__host__ __device__ inline double decode_ordered(uint64_t e) {
+  const uint64_t bits = (e & 0x8000000000000000ull) ? (e & 0x7fffffffffffffffull) : ~e;
+  double v;
+  memcpy(&v, &bits, sizeof v);
+  return v;
+}
+// Identities: encode(+inf) > every finite value's code, encode(-inf) < them.
+inline constexpr uint64_t kMinIdentity = ~0ull;
+inline constexpr uint64_t kMaxIdentity = 0ull;
+
+// A partial aggregate: one contribution, or several merged.
+struct Part {
+  double sum;
+  unsigned count;
+  uint64_t min;  // encoded
+  uint64_t max;  // encoded
+
+  __device__ static Part identity() { return Part{0.0, 0u, kMinIdentity, kMaxIdentity}; }
+  __device__ static Part of(double contribution) {
+    const uint64_t e = encode_ordered(contribution);
+    return Part{contribution, 1u, e, e};
+  }
+  template <int F>
+  __device__ void merge(const Part& o) {
+    if (F & kSum) sum += o.sum;
+    if (F & kCount) count += o.count;
+    if (F & kMin) min = o.min < min ? o.min : min;
+    if (F & kMax) max = o.max > max ? o.max : max;
+  }
+};
+
+// The accumulated fields of a target after all copies are merged, as the
+// compaction step reduces them (sums in double, counts in 64 bits).
+struct Cell {
+  double sum;
+  unsigned long long count;
+  uint64_t min;
+  uint64_t max;
+};
+
+struct MergeCells {
+  __host__ __device__ Cell operator()(const Cell& a, const Cell& b) const {
+    return Cell{a.sum + b.sum, a.count + b.count, a.min < b.min ? a.min : b.min, a.max > b.max ? a.max : b.max};
+  }
+};
+
+}  // namespace gpuolap::gpu

@@ -1,0 +1,228 @@
+#pragma once
+// The source-based aggregation kernel (thesis §4.2): a grid-stride loop over
+// the (prefiltered) source cells, one thread per cell, each thread walking its
+// cell's target cells — the cartesian product of its dimensions' target
+// lists — and adding w·v to each through a store, after optional warp
+// pre-aggregation. Templated on the store (where targets accumulate), the
+// pre-aggregation method and the fields kept.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "accumulate.cuh"
+#include "device_map.cuh"
+#include "warp_preaggregate.cuh"
+
+namespace gpuolap::gpu {
+
+// The map when it fits in constant memory. One translation unit
+// (aggregate_kernels.cu) includes this header, so there is one copy.
+__constant__ uint8_t c_map[kConstantMapBytes];
+
+// Global target storage, spread over `copies` slots per target (the thesis'
+// parallel hash functions): a lane writes copy (global thread id % copies).
+struct TargetTable {
+  uint64_t* keys;  // hash store: target in a slot, kEmptyKey when free
+  double* sum;
+  unsigned long long* count;
+  unsigned long long* min;
+  unsigned long long* max;
+  uint8_t* touched;        // dense stores: a slot has a contribution
+  uint64_t slots;          // hash: capacity (a power of two); dense: targets * copies
+  uint64_t targets;        // dense: targets of the area
+  unsigned copies;
+  unsigned* overflow;      // hash: set when a probe went round the table
+};
+
+constexpr uint64_t kEmptyKey = ~0ull;
+
+template <int F>
+__device__ inline void add_to_slot(const TargetTable& t, uint64_t slot, const Part& p) {
+  if (F & kSum) atomicAdd(&t.sum[slot], p.sum);
+  if (F & kCount) atomicAdd(&t.count[slot], static_cast<unsigned long long>(p.count));
+  if (F & kMin) atomicMin(&t.min[slot], static_cast<unsigned long long>(p.min));
+  if (F & kMax) atomicMax(&t.max[slot], static_cast<unsigned long long>(p.max));
+}
+
+__device__ inline uint64_t mix64(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  return x ^ (x >> 33);
+}
+
+// Open addressing with linear probing; copy c of a target hashes separately.
+struct HashStore {
+  TargetTable t;
+  template <int F>
+  __device__ void bind(uint8_t*) {}
+  template <int F>
+  __device__ void flush() {}
+  template <int F>
+  __device__ void add(uint64_t target, unsigned copy, const Part& p) {
+    const uint64_t mask = t.slots - 1;
+    uint64_t slot = mix64(target * t.copies + copy) & mask;
+    for (uint64_t probes = 0; probes < t.slots; ++probes) {
+      uint64_t seen = t.keys[slot];
+      if (seen == kEmptyKey) {
+        seen = atomicCAS(reinterpret_cast<unsigned long long*>(&t.keys[slot]), kEmptyKey, target);
+        if (seen == kEmptyKey) seen = target;
+      }
+      if (seen == target) {
+        add_to_slot<F>(t, slot, p);
+        return;
+      }
+      slot = (slot + 1) & mask;
+    }
+    atomicExch(t.overflow, 1u);
+  }
+};
+
+// One slot per (copy, target): no hashing when the area is small enough.
+struct DenseStore {
+  TargetTable t;
+  template <int F>
+  __device__ void bind(uint8_t*) {}
+  template <int F>
+  __device__ void flush() {}
+  template <int F>
+  __device__ void add(uint64_t target, unsigned copy, const Part& p) {
+    const uint64_t slot = uint64_t{copy} * t.targets + target;
+    if (!(F & kCount) && !t.touched[slot]) t.touched[slot] = 1;
+    add_to_slot<F>(t, slot, p);
+  }
+};
+
+// Block-private accumulators in shared memory, flushed to one dense copy in
+// global memory when the block is done.
+struct SharedStore {
+  TargetTable t;
+  double* sum;
+  unsigned* count;
+  unsigned long long* min;
+  unsigned long long* max;
+  uint8_t* touched;
+
+  template <int F>
+  __device__ void bind(uint8_t* smem) {
+    // Layout: 8-byte fields first, then counts, then touched flags.
+    uint8_t* p = smem;
+    const uint64_t n = t.targets;
+    if (F & kSum) { sum = reinterpret_cast<double*>(p); p += 8 * n; }
+    if (F & kMin) { min = reinterpret_cast<unsigned long long*>(p); p += 8 * n; }
+    if (F & kMax) { max = reinterpret_cast<unsigned long long*>(p); p += 8 * n; }
+    if (F & kCount) { count = reinterpret_cast<unsigned*>(p); p += 4 * n; }
+    touched = p;
+    for (uint64_t i = threadIdx.x; i < n; i += blockDim.x) {
+      if (F & kSum) sum[i] = 0.0;
+      if (F & kMin) min[i] = kMinIdentity;
+      if (F & kMax) max[i] = kMaxIdentity;
+      if (F & kCount) count[i] = 0;
+      touched[i] = 0;
+    }
+    __syncthreads();
+  }
+  template <int F>
+  __device__ void add(uint64_t target, unsigned, const Part& p) {
+    if (!touched[target]) touched[target] = 1;
+    if (F & kSum) atomicAdd(&sum[target], p.sum);
+    if (F & kCount) atomicAdd(&count[target], p.count);
+    if (F & kMin) atomicMin(&min[target], static_cast<unsigned long long>(p.min));
+    if (F & kMax) atomicMax(&max[target], static_cast<unsigned long long>(p.max));
+  }
+  template <int F>
+  __device__ void flush() {
+    __syncthreads();
+    for (uint64_t i = threadIdx.x; i < t.targets; i += blockDim.x) {
+      if (!touched[i]) continue;
+      if (!t.touched[i]) t.touched[i] = 1;
+      Part p{0.0, 0u, kMinIdentity, kMaxIdentity};
+      if (F & kSum) p.sum = sum[i];
+      if (F & kCount) p.count = count[i];
+      if (F & kMin) p.min = min[i];
+      if (F & kMax) p.max = max[i];
+      add_to_slot<F>(t, i, p);
+    }
+  }
+};
+
+// Reads element i of a map array, from constant or global memory.
+template <typename T>
+__device__ inline T map_read(const DeviceMap& m, uint32_t byte_offset, uint32_t i) {
+  if (m.in_constant) return reinterpret_cast<const T*>(c_map + byte_offset)[i];
+  return __ldg(reinterpret_cast<const T*>(m.global + byte_offset) + i);
+}
+
+struct KernelInput {
+  const uint64_t* keys;
+  const double* values;
+  const uint32_t* cells;  // prefiltered cell indices, or nullptr for every cell
+  uint64_t n;             // cells to visit
+};
+
+template <class Store, Preagg P, int F>
+__global__ void aggregate_kernel(KernelInput in, DeviceMap map, Store store) {
+  extern __shared__ __align__(16) uint8_t smem[];
+  store.template bind<F>(smem);
+
+  const uint64_t threads = uint64_t{gridDim.x} * blockDim.x;
+  const unsigned copy = static_cast<unsigned>((uint64_t{blockIdx.x} * blockDim.x + threadIdx.x) %
+                                              (store.t.copies ? store.t.copies : 1));
+  // The loop bound is the same for every thread of a block, so warps stay
+  // converged for the warp-wide pre-aggregation.
+  for (uint64_t first = uint64_t{blockIdx.x} * blockDim.x; first < in.n; first += threads) {
+    const uint64_t i = first + threadIdx.x;
+    double value = 0.0;
+    uint32_t at[kMaxDims], begin[kMaxDims], end[kMaxDims];
+    unsigned count = 0;
+    if (i < in.n) {
+      const uint64_t cell = in.cells ? in.cells[i] : i;
+      const uint64_t key = in.keys[cell];
+      value = in.values[cell];
+      count = value == value ? 1u : 0u;  // NaN: no value for this measure
+#pragma unroll
+      for (int d = 0; d < kMaxDims; ++d) {
+        if (d < map.dims && count) {
+          const uint32_t b = static_cast<uint32_t>((key >> map.shift[d]) & map.mask[d]);
+          begin[d] = at[d] = map_read<uint32_t>(map, map.offsets_at[d], b);
+          end[d] = map_read<uint32_t>(map, map.offsets_at[d], b + 1);
+          count *= end[d] - begin[d];
+        }
+      }
+    }
+    const unsigned most = __reduce_max_sync(kFullWarp, count);
+    const unsigned first_lane_count = __shfl_sync(kFullWarp, count, 0);
+    for (unsigned j = 0; j < most; ++j) {
+      const bool valid = j < count;
+      uint64_t target = 0;
+      Part part = Part::identity();
+      if (valid) {
+        // The weight is multiplied in dimension order, as on the CPU, so min
+        // and max are bit-identical; __dmul_rn keeps the compiler from fusing.
+        double w = 1.0;
+#pragma unroll
+        for (int d = 0; d < kMaxDims; ++d) {
+          if (d < map.dims) {
+            target += uint64_t{map_read<uint32_t>(map, map.positions_at[d], at[d])} * map.stride[d];
+            w = __dmul_rn(w, map_read<double>(map, map.weights_at[d], at[d]));
+          }
+        }
+        part = Part::of(__dmul_rn(w, value));
+        // Odometer: the last dimension moves fastest.
+        bool carried = true;
+#pragma unroll
+        for (int d = kMaxDims - 1; d >= 0; --d) {
+          if (d < map.dims && carried) {
+            if (++at[d] < end[d]) carried = false;
+            else at[d] = begin[d];
+          }
+        }
+      }
+      if (warp_preaggregate<P, F>(valid, target, part, first_lane_count)) store.template add<F>(target, copy, part);
+    }
+  }
+  store.template flush<F>();
+}
+
+}  // namespace gpuolap::gpu

@@ -1,0 +1,38 @@
+#pragma once
+// Host entry points of the aggregation kernels (aggregate_kernels.cu), so
+// the engine's host code needs no kernel templates.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "device_map.cuh"
+#include "warp_preaggregate.cuh"
+
+namespace gpuolap::gpu {
+
+struct TargetTable;
+struct KernelInput;
+
+enum class StoreKind { hash, dense, shared };
+
+struct LaunchShape {
+  int grid;
+  int block;
+  size_t shared_bytes;  // dynamic shared memory (shared store)
+  cudaStream_t stream;
+};
+
+// Copies the map's arrays into constant memory (at most kConstantMapBytes).
+void upload_constant_map(const void* bytes, size_t n, cudaStream_t stream);
+
+// Launches the aggregation kernel for a store, pre-aggregation and field set.
+void launch_aggregate(StoreKind store, Preagg preagg, int fields, const LaunchShape& shape,
+                      const KernelInput& input, const DeviceMap& map, const TargetTable& table);
+
+// Shared-memory bytes a block needs per target for a field set.
+size_t shared_bytes_per_target(int fields);
+
+// Blocks of `block` threads that fit on one multiprocessor at once.
+int resident_blocks_per_sm(StoreKind store, Preagg preagg, int fields, int block, size_t shared_bytes);
+
+}  // namespace gpuolap::gpu

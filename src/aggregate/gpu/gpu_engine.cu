@@ -1,0 +1,578 @@
+// The gpu engine's pipeline (thesis §4.2), each stage timed with CUDA events:
+//   upload    facts to the device, once per fact table and measure
+//   map       the aggregation map to constant or global memory
+//   prefilter skip pages without relevant cells, compact the relevant cells
+//             (CUB select) — or, fused, let the kernel skip them itself
+//   table     allocate and clear the target store
+//   aggregate the source-based kernel with the chosen store and pre-aggregation
+//   compact   merge each target's copies into one cell (CUB sort + reduce-by-key
+//             for the hash store, a reduction over copies for dense stores)
+//   copy back targets and values to the host
+#include <cub/cub.cuh>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+
+#include "aggregate_kernel.cuh"
+#include "aggregate_kernels.hpp"
+#include "cuda_check.cuh"
+#include "device_buffer.cuh"
+#include "device_cube.cuh"
+#include "gpu_engine.hpp"
+#include "gpuolap/error.hpp"
+
+namespace gpuolap {
+
+namespace gpu {
+namespace {
+
+// Joins its arguments as text (fmt does not compile under nvcc).
+template <class... Args>
+std::string text(const Args&... args) {
+  std::ostringstream out;
+  (out << ... << args);
+  return out.str();
+}
+
+int fields_of(Aggregate a) {
+  switch (a) {
+    case Aggregate::sum: return kSumFields;
+    case Aggregate::count:
+    case Aggregate::avg: return kSumCountFields;
+    case Aggregate::min: return kMinFields;
+    case Aggregate::max: return kMaxFields;
+  }
+  return kSumFields;
+}
+
+// The map's CSR arrays in one byte image with 8-byte aligned sections.
+struct MapImage {
+  std::vector<uint8_t> bytes;
+  DeviceMap view{};
+};
+
+MapImage build_map_image(const AggregationMap& map) {
+  MapImage image;
+  auto append = [&](const void* data, size_t n) {
+    const size_t at = (image.bytes.size() + 7) & ~size_t{7};
+    image.bytes.resize(at + n);
+    if (n) std::memcpy(image.bytes.data() + at, data, n);
+    return static_cast<uint32_t>(at);
+  };
+  DeviceMap& v = image.view;
+  v.dims = static_cast<int>(map.dimension_count());
+  for (size_t d = 0; d < map.dimension_count(); ++d) {
+    const DimensionMap& m = map.dimension(d);
+    v.shift[d] = map.codec().shift(d);
+    v.mask[d] = map.codec().mask(d);
+    v.stride[d] = map.stride(d);
+    v.offsets_at[d] = append(m.offsets.data(), m.offsets.size() * sizeof(uint32_t));
+    v.positions_at[d] = append(m.positions.data(), m.positions.size() * sizeof(uint32_t));
+    v.weights_at[d] = append(m.weights.data(), m.weights.size() * sizeof(double));
+  }
+  return image;
+}
+
+// Whether cell i is relevant: on a relevant page, with a value, and with a
+// target in every dimension.
+struct IsRelevant {
+  const uint64_t* keys;
+  const double* values;
+  const uint8_t* page_relevant;
+  uint64_t page_size;
+  DeviceMap map;
+  __device__ bool operator()(uint32_t i) const {
+    if (!page_relevant[i / page_size]) return false;
+    const double v = values[i];
+    if (v != v) return false;
+    const uint64_t key = keys[i];
+    for (int d = 0; d < map.dims; ++d) {
+      const uint32_t b = static_cast<uint32_t>((key >> map.shift[d]) & map.mask[d]);
+      const uint32_t* offsets = reinterpret_cast<const uint32_t*>(map.global + map.offsets_at[d]);
+      if (offsets[b] == offsets[b + 1]) return false;
+    }
+    return true;
+  }
+};
+
+__global__ void fill_u64(uint64_t* p, uint64_t n, uint64_t value) {
+  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < n; i += uint64_t{gridDim.x} * blockDim.x)
+    p[i] = value;
+}
+
+// Merges the copies of each dense target into one cell; flags non-empty ones.
+template <int F>
+__global__ void reduce_dense(TargetTable t, Cell* cells, uint8_t* nonempty) {
+  for (uint64_t x = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; x < t.targets;
+       x += uint64_t{gridDim.x} * blockDim.x) {
+    Cell c{0.0, 0ull, kMinIdentity, kMaxIdentity};
+    bool any = false;
+    for (unsigned k = 0; k < t.copies; ++k) {
+      const uint64_t slot = uint64_t{k} * t.targets + x;
+      const bool hit = (F & kCount) ? t.count[slot] > 0 : t.touched[slot] != 0;
+      if (!hit) continue;
+      any = true;
+      if (F & kSum) c.sum += t.sum[slot];
+      if (F & kCount) c.count += t.count[slot];
+      if (F & kMin) c.min = t.min[slot] < c.min ? t.min[slot] : c.min;
+      if (F & kMax) c.max = t.max[slot] > c.max ? t.max[slot] : c.max;
+    }
+    cells[x] = c;
+    nonempty[x] = any;
+  }
+}
+
+// Reads the fields of occupied hash slots into cells.
+template <int F>
+__global__ void gather_slots(TargetTable t, const uint32_t* slots, uint64_t n, Cell* cells) {
+  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < n; i += uint64_t{gridDim.x} * blockDim.x) {
+    const uint32_t s = slots[i];
+    Cell c{0.0, 0ull, kMinIdentity, kMaxIdentity};
+    if (F & kSum) c.sum = t.sum[s];
+    if (F & kCount) c.count = t.count[s];
+    if (F & kMin) c.min = t.min[s];
+    if (F & kMax) c.max = t.max[s];
+    cells[i] = c;
+  }
+}
+
+__global__ void finish_cells(const Cell* cells, uint64_t n, Aggregate a, double* out) {
+  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < n; i += uint64_t{gridDim.x} * blockDim.x) {
+    const Cell c = cells[i];
+    double v = c.sum;
+    if (a == Aggregate::count) v = static_cast<double>(c.count);
+    else if (a == Aggregate::avg) v = c.sum / static_cast<double>(c.count);
+    else if (a == Aggregate::min) v = decode_ordered(c.min);
+    else if (a == Aggregate::max) v = decode_ordered(c.max);
+    out[i] = v;
+  }
+}
+
+struct NotEmpty {
+  __host__ __device__ bool operator()(uint64_t key) const { return key != kEmptyKey; }
+};
+
+uint64_t next_pow2(uint64_t x) {
+  uint64_t p = 1;
+  while (p < x) p <<= 1;
+  return p;
+}
+
+Preagg parse_preagg(const std::string& s) {
+  if (s == "none") return Preagg::none;
+  if (s == "lane0") return Preagg::lane0;
+  if (s == "stride") return Preagg::stride;
+  return Preagg::match;
+}
+
+const char* preagg_name(Preagg p) {
+  switch (p) {
+    case Preagg::none: return "none";
+    case Preagg::lane0: return "lane0";
+    case Preagg::stride: return "stride";
+    case Preagg::match: return "match";
+  }
+  return "?";
+}
+
+const char* store_name(StoreKind s) {
+  switch (s) {
+    case StoreKind::hash: return "hash";
+    case StoreKind::dense: return "dense";
+    case StoreKind::shared: return "shared";
+  }
+  return "?";
+}
+
+// Times the stages of one query with CUDA events on one stream.
+class StageClock {
+ public:
+  explicit StageClock(cudaStream_t s) : stream_(s) {}
+  ~StageClock() { reset(); }
+  StageClock(const StageClock&) = delete;
+  StageClock& operator=(const StageClock&) = delete;
+  void reset() {
+    for (auto& [name, start, stop] : marks_) {
+      cudaEventDestroy(start);
+      cudaEventDestroy(stop);
+    }
+    marks_.clear();
+  }
+  void start(const char* name) {
+    cudaEvent_t a, b;
+    GPUOLAP_CUDA_CHECK(cudaEventCreate(&a));
+    GPUOLAP_CUDA_CHECK(cudaEventCreate(&b));
+    GPUOLAP_CUDA_CHECK(cudaEventRecord(a, stream_));
+    marks_.push_back({name, a, b});
+  }
+  void stop() { GPUOLAP_CUDA_CHECK(cudaEventRecord(std::get<2>(marks_.back()), stream_)); }
+  StageTimes read() {
+    GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    StageTimes out;
+    for (auto& [name, start, stop] : marks_) {
+      float ms = 0;
+      GPUOLAP_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+      out.emplace_back(name, ms);
+    }
+    return out;
+  }
+
+ private:
+  cudaStream_t stream_;
+  std::vector<std::tuple<std::string, cudaEvent_t, cudaEvent_t>> marks_;
+};
+
+}  // namespace
+}  // namespace gpu
+
+namespace {
+
+using namespace gpu;
+
+class GpuEngine final : public Engine {
+ public:
+  explicit GpuEngine(const GpuOptions& o) : options_(o) {
+    GPUOLAP_CUDA_CHECK(cudaGetDevice(&device_));
+    GPUOLAP_CUDA_CHECK(cudaGetDeviceProperties(&props_, device_));
+    GPUOLAP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+  }
+  ~GpuEngine() override { cudaStreamDestroy(stream_); }
+
+  std::string name() const override { return "gpu"; }
+  StageTimes stages() const override { return stages_; }
+  std::string last_plan() const override { return plan_; }
+
+  AreaResult run(const FactTable& facts, const AggregationMap& map, const AreaQuery& query) override;
+
+ private:
+  struct Plan {
+    StoreKind store;
+    Preagg preagg;
+    unsigned copies;
+    bool compact;
+    bool constant_map;
+    int block;
+    int grid;
+    size_t shared_bytes;
+  };
+  Plan choose(const FactTable& facts, const AggregationMap& map, int fields, size_t map_bytes) const;
+  AreaResult compact_dense(const TargetTable& t, int fields, Aggregate a, StageClock& clock);
+  AreaResult compact_hash(const TargetTable& t, int fields, Aggregate a, StageClock& clock);
+  AreaResult download(uint64_t n, const uint64_t* targets, const Cell* cells, Aggregate a, StageClock& clock);
+  void* temp(size_t bytes) {
+    temp_.reserve(bytes);
+    return temp_.data();
+  }
+
+  GpuOptions options_;
+  int device_ = 0;
+  cudaDeviceProp props_{};
+  cudaStream_t stream_ = nullptr;
+  DeviceCube cube_;
+  StageTimes stages_;
+  std::string plan_;
+
+  // Reused between queries; they only grow.
+  DeviceBuffer<uint8_t> map_global_, page_relevant_, nonempty_, temp_;
+  DeviceBuffer<uint32_t> cells_, slots_, slots_sorted_;
+  DeviceBuffer<uint64_t> selected_count_, keys_, keys_sorted_, out_targets_;
+  DeviceBuffer<double> sum_;
+  DeviceBuffer<unsigned long long> count_, min_, max_;
+  DeviceBuffer<uint8_t> touched_;
+  DeviceBuffer<unsigned> overflow_;
+  DeviceBuffer<Cell> cells_a_, cells_b_;
+  DeviceBuffer<double> out_values_;
+};
+
+GpuEngine::Plan GpuEngine::choose(const FactTable& facts, const AggregationMap& map, int fields,
+                                  size_t map_bytes) const {
+  const uint64_t targets = map.target_count();
+  Plan p{};
+  // Copies of each target (the thesis' parallel hash functions): enough to
+  // spread few hot targets over many slots, one for large areas.
+  p.copies = options_.phf > 0 ? static_cast<unsigned>(options_.phf)
+                              : static_cast<unsigned>(std::clamp<uint64_t>(4096 / std::max<uint64_t>(targets, 1), 1, 64));
+  const size_t shared_limit = props_.sharedMemPerBlockOptin - 1024;
+  const bool shared_fits = targets * shared_bytes_per_target(fields) <= shared_limit;
+  const bool dense_fits = targets * p.copies <= (uint64_t{1} << 27);
+  if (options_.variant == "shared" || (options_.variant == "auto" && shared_fits)) {
+    if (!shared_fits)
+      throw InputError(text("gpu engine: variant shared needs ", targets * shared_bytes_per_target(fields),
+                            " bytes of shared memory per block for ", targets, " targets; this GPU allows ",
+                            shared_limit));
+    p.store = StoreKind::shared;
+    p.copies = 1;
+  } else if (options_.variant == "dense" || (options_.variant == "auto" && dense_fits)) {
+    if (!dense_fits)
+      throw InputError(text("gpu engine: variant dense needs ", targets * p.copies, " slots for ", targets,
+                            " targets x ", p.copies, " copies; at most 2^27"));
+    p.store = StoreKind::dense;
+  } else {
+    p.store = StoreKind::hash;
+  }
+  p.preagg = options_.preagg == "auto" ? (targets <= 65536 ? Preagg::match : Preagg::none) : parse_preagg(options_.preagg);
+  p.compact = options_.prefilter == "compact";
+  p.constant_map = options_.map_memory == "constant" || (options_.map_memory == "auto" && map_bytes <= kConstantMapBytes);
+  if (options_.map_memory == "constant" && map_bytes > kConstantMapBytes)
+    throw InputError(text("gpu engine: the aggregation map takes ", map_bytes, " bytes, more than the ",
+                          kConstantMapBytes, " of constant memory"));
+  p.block = options_.block > 0 ? options_.block : 256;
+  p.shared_bytes = p.store == StoreKind::shared ? targets * shared_bytes_per_target(fields) : 0;
+  if (options_.grid > 0) {
+    p.grid = options_.grid;
+  } else {
+    const int resident = resident_blocks_per_sm(p.store, p.preagg, fields, p.block, p.shared_bytes);
+    p.grid = std::max(1, resident) * props_.multiProcessorCount;
+  }
+  (void)facts;
+  return p;
+}
+
+AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, const AreaQuery& query) {
+  if (map.dimension_count() > static_cast<size_t>(kMaxDims))
+    throw InputError(text("gpu engine: the cube has ", map.dimension_count(),
+                          " dimensions; the gpu engine handles up to ", kMaxDims));
+  if (facts.size() >= (uint64_t{1} << 32))
+    throw InputError("gpu engine: more than 2^32 facts are not supported yet");
+  GPUOLAP_CUDA_CHECK(cudaSetDevice(device_));
+  const int fields = fields_of(query.aggregate);
+  StageClock clock(stream_);
+
+  clock.start("upload");
+  cube_.ensure(facts, query.measure, stream_);
+  clock.stop();
+
+  clock.start("map");
+  MapImage image = build_map_image(map);
+  const Plan plan = choose(facts, map, fields, image.bytes.size());
+  map_global_.upload(image.bytes, stream_);
+  image.view.global = map_global_.data();
+  image.view.in_constant = plan.constant_map;
+  if (plan.constant_map) upload_constant_map(image.bytes.data(), image.bytes.size(), stream_);
+  clock.stop();
+
+  // Prefilter. Page summaries are on the host: a page is skipped when some
+  // dimension has no relevant base id in the page's range.
+  clock.start("prefilter");
+  KernelInput input{cube_.keys(), cube_.values(query.measure), nullptr, facts.size()};
+  if (plan.compact && facts.size() > 0) {
+    std::vector<uint8_t> pages(facts.page_count());
+    for (size_t p = 0; p < pages.size(); ++p) {
+      bool ok = true;
+      for (size_t d = 0; d < map.dimension_count() && ok; ++d)
+        ok = map.dimension(d).any_relevant(facts.page_min(p, d), facts.page_max(p, d));
+      pages[p] = ok;
+    }
+    page_relevant_.upload(pages, stream_);
+    cells_.reserve(facts.size());
+    selected_count_.reserve(1);
+    IsRelevant relevant{cube_.keys(), cube_.values(query.measure), page_relevant_.data(), facts.page_size(),
+                        image.view};
+    thrust::counting_iterator<uint32_t> all(0);
+    size_t bytes = 0;
+    GPUOLAP_CUDA_CHECK(cub::DeviceSelect::If(nullptr, bytes, all, cells_.data(), selected_count_.data(),
+                                             static_cast<int64_t>(facts.size()), relevant, stream_));
+    GPUOLAP_CUDA_CHECK(cub::DeviceSelect::If(temp(bytes), bytes, all, cells_.data(), selected_count_.data(),
+                                             static_cast<int64_t>(facts.size()), relevant, stream_));
+    input.cells = cells_.data();
+    input.n = selected_count_.download(1, stream_)[0];
+  }
+  clock.stop();
+
+  const uint64_t targets = map.target_count();
+  for (uint64_t capacity_factor = 2;; capacity_factor *= 2) {
+    clock.start("table");
+    TargetTable t{};
+    t.copies = plan.copies;
+    t.targets = targets;
+    if (plan.store == StoreKind::hash) {
+      const uint64_t expected = std::min<uint64_t>(targets, std::max<uint64_t>(input.n, 1)) * plan.copies;
+      t.slots = next_pow2(std::max<uint64_t>(1024, expected * capacity_factor));
+    } else {
+      t.slots = targets * plan.copies;
+    }
+    if (plan.store == StoreKind::hash) {
+      keys_.reserve(t.slots);
+      t.keys = keys_.data();
+      fill_u64<<<256, 256, 0, stream_>>>(t.keys, t.slots, kEmptyKey);
+      GPUOLAP_CHECK_LAUNCH("fill_u64");
+    }
+    if (fields & kSum) {
+      sum_.reserve(t.slots);
+      t.sum = sum_.data();
+      GPUOLAP_CUDA_CHECK(cudaMemsetAsync(t.sum, 0, t.slots * sizeof(double), stream_));
+    }
+    if (fields & kCount) {
+      count_.reserve(t.slots);
+      t.count = count_.data();
+      GPUOLAP_CUDA_CHECK(cudaMemsetAsync(t.count, 0, t.slots * sizeof(unsigned long long), stream_));
+    }
+    if (fields & kMin) {
+      min_.reserve(t.slots);
+      t.min = min_.data();
+      fill_u64<<<256, 256, 0, stream_>>>(reinterpret_cast<uint64_t*>(t.min), t.slots, kMinIdentity);
+      GPUOLAP_CHECK_LAUNCH("fill_u64");
+    }
+    if (fields & kMax) {
+      max_.reserve(t.slots);
+      t.max = max_.data();
+      GPUOLAP_CUDA_CHECK(cudaMemsetAsync(t.max, 0, t.slots * sizeof(unsigned long long), stream_));
+    }
+    if (plan.store != StoreKind::hash) {
+      touched_.reserve(t.slots);
+      t.touched = touched_.data();
+      GPUOLAP_CUDA_CHECK(cudaMemsetAsync(t.touched, 0, t.slots, stream_));
+    }
+    overflow_.reserve(1);
+    t.overflow = overflow_.data();
+    GPUOLAP_CUDA_CHECK(cudaMemsetAsync(t.overflow, 0, sizeof(unsigned), stream_));
+    clock.stop();
+
+    clock.start("aggregate");
+    if (input.n > 0)
+      launch_aggregate(plan.store, plan.preagg, fields, LaunchShape{plan.grid, plan.block, plan.shared_bytes, stream_},
+                       input, image.view, t);
+    clock.stop();
+
+    if (plan.store == StoreKind::hash && overflow_.download(1, stream_)[0] != 0) {
+      clock.reset();  // the retry's stages replace the failed attempt's
+      continue;
+    }
+    AreaResult result = plan.store == StoreKind::hash ? compact_hash(t, fields, query.aggregate, clock)
+                                                      : compact_dense(t, fields, query.aggregate, clock);
+    stages_ = clock.read();
+    plan_ = text("store ", store_name(plan.store), ", copies ", plan.copies, ", preagg ", preagg_name(plan.preagg),
+                 ", prefilter ", plan.compact ? "compact" : "fused", ", map in ",
+                 plan.constant_map ? "constant" : "global", " memory, grid ", plan.grid, " x ", plan.block,
+                 " threads", plan.compact ? text(", ", input.n, " relevant cells") : std::string());
+    return result;
+  }
+}
+
+AreaResult GpuEngine::compact_dense(const TargetTable& t, int fields, Aggregate a, StageClock& clock) {
+  clock.start("compact");
+  cells_a_.reserve(t.targets);
+  nonempty_.reserve(t.targets);
+  const int grid = std::min<uint64_t>(4096, (t.targets + 255) / 256);
+  switch (fields) {
+    case kSumFields: reduce_dense<kSumFields><<<grid, 256, 0, stream_>>>(t, cells_a_.data(), nonempty_.data()); break;
+    case kSumCountFields: reduce_dense<kSumCountFields><<<grid, 256, 0, stream_>>>(t, cells_a_.data(), nonempty_.data()); break;
+    case kMinFields: reduce_dense<kMinFields><<<grid, 256, 0, stream_>>>(t, cells_a_.data(), nonempty_.data()); break;
+    default: reduce_dense<kMaxFields><<<grid, 256, 0, stream_>>>(t, cells_a_.data(), nonempty_.data()); break;
+  }
+  GPUOLAP_CHECK_LAUNCH("reduce_dense");
+  out_targets_.reserve(t.targets);
+  cells_b_.reserve(t.targets);
+  selected_count_.reserve(1);
+  thrust::counting_iterator<uint64_t> all(0);
+  size_t bytes = 0;
+  const auto n = static_cast<int64_t>(t.targets);
+  GPUOLAP_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, bytes, all, nonempty_.data(), out_targets_.data(),
+                                                selected_count_.data(), n, stream_));
+  GPUOLAP_CUDA_CHECK(cub::DeviceSelect::Flagged(temp(bytes), bytes, all, nonempty_.data(), out_targets_.data(),
+                                                selected_count_.data(), n, stream_));
+  GPUOLAP_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, bytes, cells_a_.data(), nonempty_.data(), cells_b_.data(),
+                                                selected_count_.data(), n, stream_));
+  GPUOLAP_CUDA_CHECK(cub::DeviceSelect::Flagged(temp(bytes), bytes, cells_a_.data(), nonempty_.data(),
+                                                cells_b_.data(), selected_count_.data(), n, stream_));
+  const uint64_t filled = selected_count_.download(1, stream_)[0];
+  clock.stop();
+  return download(filled, out_targets_.data(), cells_b_.data(), a, clock);
+}
+
+AreaResult GpuEngine::compact_hash(const TargetTable& t, int fields, Aggregate a, StageClock& clock) {
+  clock.start("compact");
+  // Occupied slots, then their targets sorted, then one cell per target.
+  const auto n = static_cast<int64_t>(t.slots);
+  nonempty_.reserve(t.slots);
+  keys_sorted_.reserve(t.slots);
+  slots_.reserve(t.slots);
+  slots_sorted_.reserve(t.slots);
+  out_targets_.reserve(t.slots);
+  selected_count_.reserve(2);
+  thrust::counting_iterator<uint32_t> all(0);
+  thrust::transform_iterator<NotEmpty, const uint64_t*> occupied(t.keys, NotEmpty{});
+  size_t bytes = 0;
+  GPUOLAP_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, bytes, all, occupied, slots_.data(), selected_count_.data(), n,
+                                                stream_));
+  GPUOLAP_CUDA_CHECK(cub::DeviceSelect::Flagged(temp(bytes), bytes, all, occupied, slots_.data(),
+                                                selected_count_.data(), n, stream_));
+  GPUOLAP_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, bytes, t.keys, occupied, out_targets_.data(),
+                                                selected_count_.data(), n, stream_));
+  GPUOLAP_CUDA_CHECK(cub::DeviceSelect::Flagged(temp(bytes), bytes, t.keys, occupied, out_targets_.data(),
+                                                selected_count_.data(), n, stream_));
+  const uint64_t occupied_count = selected_count_.download(1, stream_)[0];
+  uint64_t filled = 0;
+  if (occupied_count > 0) {
+    int end_bit = 1;
+    while (end_bit < 64 && (t.targets - 1) >> end_bit) ++end_bit;
+    const auto m = static_cast<int64_t>(occupied_count);
+    GPUOLAP_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, out_targets_.data(), keys_sorted_.data(),
+                                                       slots_.data(), slots_sorted_.data(), m, 0, end_bit, stream_));
+    GPUOLAP_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(temp(bytes), bytes, out_targets_.data(), keys_sorted_.data(),
+                                                       slots_.data(), slots_sorted_.data(), m, 0, end_bit, stream_));
+    cells_a_.reserve(occupied_count);
+    cells_b_.reserve(occupied_count);
+    const int grid = std::min<uint64_t>(4096, (occupied_count + 255) / 256);
+    switch (fields) {
+      case kSumFields: gather_slots<kSumFields><<<grid, 256, 0, stream_>>>(t, slots_sorted_.data(), occupied_count, cells_a_.data()); break;
+      case kSumCountFields: gather_slots<kSumCountFields><<<grid, 256, 0, stream_>>>(t, slots_sorted_.data(), occupied_count, cells_a_.data()); break;
+      case kMinFields: gather_slots<kMinFields><<<grid, 256, 0, stream_>>>(t, slots_sorted_.data(), occupied_count, cells_a_.data()); break;
+      default: gather_slots<kMaxFields><<<grid, 256, 0, stream_>>>(t, slots_sorted_.data(), occupied_count, cells_a_.data()); break;
+    }
+    GPUOLAP_CHECK_LAUNCH("gather_slots");
+    GPUOLAP_CUDA_CHECK(cub::DeviceReduce::ReduceByKey(nullptr, bytes, keys_sorted_.data(), out_targets_.data(),
+                                                      cells_a_.data(), cells_b_.data(), selected_count_.data() + 1,
+                                                      MergeCells{}, m, stream_));
+    GPUOLAP_CUDA_CHECK(cub::DeviceReduce::ReduceByKey(temp(bytes), bytes, keys_sorted_.data(), out_targets_.data(),
+                                                      cells_a_.data(), cells_b_.data(), selected_count_.data() + 1,
+                                                      MergeCells{}, m, stream_));
+    filled = selected_count_.download(2, stream_)[1];
+  }
+  clock.stop();
+  return download(filled, out_targets_.data(), cells_b_.data(), a, clock);
+}
+
+AreaResult GpuEngine::download(uint64_t n, const uint64_t* targets, const Cell* cells, Aggregate a, StageClock& clock) {
+  clock.start("copy back");
+  AreaResult r;
+  r.targets.resize(n);
+  r.values.resize(n);
+  if (n > 0) {
+    out_values_.reserve(n);
+    const int grid = std::min<uint64_t>(4096, (n + 255) / 256);
+    finish_cells<<<grid, 256, 0, stream_>>>(cells, n, a, out_values_.data());
+    GPUOLAP_CHECK_LAUNCH("finish_cells");
+    GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(r.targets.data(), targets, n * sizeof(uint64_t), cudaMemcpyDeviceToHost, stream_));
+    GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(r.values.data(), out_values_.data(), n * sizeof(double), cudaMemcpyDeviceToHost, stream_));
+  }
+  clock.stop();
+  GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  return r;
+}
+
+}  // namespace
+
+std::unique_ptr<Engine> make_gpu_engine(const GpuOptions& o) {
+  auto one_of = [](const std::string& knob, const std::string& value, std::initializer_list<const char*> allowed) {
+    for (const char* a : allowed)
+      if (value == a) return;
+    std::string list;
+    for (const char* a : allowed) list += (list.empty() ? "" : ", ") + std::string(a);
+    throw InputError(text("--", knob, " ", value, ": expected one of ", list));
+  };
+  one_of("variant", o.variant, {"auto", "hash", "dense", "shared"});
+  one_of("preagg", o.preagg, {"auto", "none", "lane0", "stride", "match"});
+  one_of("prefilter", o.prefilter, {"auto", "compact", "fused"});
+  one_of("map-memory", o.map_memory, {"auto", "constant", "global"});
+  if (o.phf < 0) throw InputError("--phf must be at least 1 (0 lets the engine choose)");
+  if (o.block != 0 && (o.block < 32 || o.block > 1024 || o.block % 32 != 0))
+    throw InputError("--block must be a multiple of 32 between 32 and 1024");
+  if (o.grid < 0) throw InputError("--grid must be positive (0 lets the engine choose)");
+  return std::make_unique<GpuEngine>(o);
+}
+
+}  // namespace gpuolap

@@ -1,0 +1,14 @@
+#pragma once
+// The gpu engine: source-based area aggregation on an NVIDIA GPU (thesis
+// §4.2) with the variants of GpuOptions. Plain C++: the CUDA parts are in
+// .cu files; a build without CUDA has no gpu engine.
+#include <memory>
+
+#include "gpuolap/engine.hpp"
+
+namespace gpuolap {
+
+// Throws InputError for an unknown knob value.
+std::unique_ptr<Engine> make_gpu_engine(const GpuOptions& options);
+
+}  // namespace gpuolap

@@ -1,0 +1,13 @@
+// A build without CUDA has no gpu engine; the registry says so before this
+// is reached, so reaching it is an internal error.
+#include <stdexcept>
+
+#include "gpu_engine.hpp"
+
+namespace gpuolap {
+
+std::unique_ptr<Engine> make_gpu_engine(const GpuOptions&) {
+  throw std::logic_error("make_gpu_engine: this gpuolap was built without CUDA");
+}
+
+}  // namespace gpuolap

@@ -1,0 +1,86 @@
+#include "gpuolap/self_check.hpp"
+
+#include <fmt/format.h>
+
+#include "cpu_engines.hpp"
+#include "gpuolap/error.hpp"
+#include "gpuolap/random_cube.hpp"
+#include "gpuolap/result_check.hpp"
+
+namespace gpuolap {
+
+std::vector<GpuOptions> gpu_option_grid() {
+  std::vector<GpuOptions> grid;
+  for (const char* variant : {"hash", "dense", "shared"})
+    for (const char* preagg : {"none", "lane0", "stride", "match"})
+      for (const char* prefilter : {"compact", "fused"})
+        for (const char* map_memory : {"constant", "global"})
+          for (int phf : {1, 3, 32}) {
+            if (std::string(variant) == "shared" && phf != 1) continue;  // one block-private copy
+            GpuOptions o;
+            o.variant = variant;
+            o.preagg = preagg;
+            o.prefilter = prefilter;
+            o.map_memory = map_memory;
+            o.phf = phf;
+            grid.push_back(o);
+          }
+  return grid;
+}
+
+std::string describe(const GpuOptions& o) {
+  return fmt::format("--variant {} --phf {} --preagg {} --prefilter {} --map-memory {}{}{}", o.variant, o.phf,
+                     o.preagg, o.prefilter, o.map_memory, o.block ? fmt::format(" --block {}", o.block) : "",
+                     o.grid ? fmt::format(" --grid {}", o.grid) : "");
+}
+
+SelfCheckResult self_check(const std::string& engine_name, const std::vector<GpuOptions>& configs, int cubes,
+                           int queries_per_cube, uint64_t seed,
+                           const std::function<void(uint64_t, uint64_t)>& progress) {
+  // The oracle's answers first, once per query.
+  struct Case {
+    RandomCube cube;
+    std::vector<AreaQuery> queries;
+    std::vector<AreaResult> answers, magnitudes;
+  };
+  std::vector<Case> cases;
+  CpuSerialEngine oracle;
+  for (int c = 0; c < cubes; ++c) {
+    Case k{random_cube(seed + static_cast<uint64_t>(c), 1 + (seed + c) % 97), {}, {}, {}};
+    std::mt19937_64 rng(seed * 7919 + static_cast<uint64_t>(c));
+    for (int q = 0; q < queries_per_cube; ++q) {
+      k.queries.push_back(random_query(rng, k.cube.schema));
+      const AggregationMap map(k.cube.schema, k.queries.back());
+      k.answers.push_back(oracle.run(k.cube.facts, map, k.queries.back()));
+      k.magnitudes.push_back(contribution_magnitudes(k.cube.facts, map, k.queries.back().measure));
+    }
+    cases.push_back(std::move(k));
+  }
+
+  SelfCheckResult result;
+  for (size_t i = 0; i < configs.size(); ++i) {
+    EngineChoice choice = make_engine(engine_name, 0, configs[i]);
+    for (size_t c = 0; c < cases.size() && result.failures.size() < 20; ++c) {
+      const Case& k = cases[c];
+      for (size_t q = 0; q < k.queries.size(); ++q) {
+        const AggregationMap map(k.cube.schema, k.queries[q]);
+        AreaResult got;
+        try {
+          got = choice.engine->run(k.cube.facts, map, k.queries[q]);
+        } catch (const InputError&) {
+          ++result.not_applicable;
+          continue;
+        }
+        ++result.runs;
+        const std::string diff = compare_results(k.answers[q], got, k.queries[q].aggregate, k.magnitudes[q]);
+        if (!diff.empty())
+          result.failures.push_back(fmt::format("{} {}: cube {} query {} ({}): {}", engine_name, describe(configs[i]),
+                                                seed + c, q, aggregate_name(k.queries[q].aggregate), diff));
+      }
+    }
+    if (progress) progress(i + 1, configs.size());
+  }
+  return result;
+}
+
+}  // namespace gpuolap

@@ -1,0 +1,31 @@
+// `gpuolap selfcheck`: compares an engine with cpu-serial on random cubes, on
+// this machine's hardware, under every configuration of its knobs.
+#include <fmt/format.h>
+
+#include <iostream>
+
+#include "commands.hpp"
+#include "gpuolap/self_check.hpp"
+#include "progress.hpp"
+
+namespace gpuolap::cli {
+
+int run_selfcheck(const SelfCheckOptions& o) {
+  std::vector<GpuOptions> configs{o.gpu};
+  if (o.engine == "gpu" && o.configs == "grid") configs = gpu_option_grid();
+  SelfCheckResult r = [&] {
+    Progress progress("checking " + o.engine);
+    return self_check(o.engine, configs, o.cubes, o.queries, o.seed, progress.callback());
+  }();
+  for (const std::string& f : r.failures) std::cout << "MISMATCH " << f << '\n';
+  std::cout << fmt::format("selfcheck {}: {} queries in {} configuration(s) on {} random cubes, {} not applicable, {} "
+                           "mismatches\n",
+                           o.engine, r.runs, configs.size(), o.cubes, r.not_applicable, r.failures.size());
+  if (r.runs == 0) {
+    std::cout << "selfcheck: nothing was compared\n";
+    return 1;
+  }
+  return r.failures.empty() ? 0 : 1;
+}
+
+}  // namespace gpuolap::cli

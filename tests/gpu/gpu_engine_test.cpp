@@ -1,0 +1,68 @@
+// The gpu engine against cpu-serial, on a GPU (ctest label `gpu`): every
+// combination of its knobs on random cubes, and the thesis-shaped cubes.
+#include <gtest/gtest.h>
+
+#include "cpu_engines.hpp"
+#include "gpuolap/error.hpp"
+#include "gpuolap/formats.hpp"
+#include "gpuolap/generate.hpp"
+#include "gpuolap/result_check.hpp"
+#include "gpuolap/self_check.hpp"
+
+namespace gpuolap {
+namespace {
+
+TEST(GpuEngine, EveryKnobCombinationEqualsCpuSerialOnRandomCubes) {
+  const SelfCheckResult r = self_check("gpu", gpu_option_grid(), 40, 6, 11);
+  for (const auto& f : r.failures) ADD_FAILURE() << f;
+  EXPECT_GT(r.runs, 10000u);
+}
+
+TEST(GpuEngine, AutoEqualsCpuSerialOnRandomCubes) {
+  const SelfCheckResult r = self_check("gpu", {GpuOptions{}}, 200, 10, 500);
+  for (const auto& f : r.failures) ADD_FAILURE() << f;
+  EXPECT_EQ(r.not_applicable, 0u);
+}
+
+void expect_thesis_queries_match(const GeneratedCube& cube, const std::vector<GpuOptions>& configs) {
+  for (const NamedQuery& nq : cube.queries) {
+    for (Aggregate a : {Aggregate::sum, Aggregate::count, Aggregate::min, Aggregate::max, Aggregate::avg}) {
+      AreaQuery q = parse_query_json(cube.schema, nq.json, nq.name);
+      q.aggregate = a;
+      const AggregationMap map(cube.schema, q);
+      const AreaResult want = CpuParallelEngine().run(cube.facts, map, q);
+      const AreaResult magnitudes = contribution_magnitudes(cube.facts, map, q.measure);
+      for (const GpuOptions& o : configs) {
+        EngineChoice gpu = make_engine("gpu", cube.facts.size(), o);
+        AreaResult got;
+        try {
+          got = gpu.engine->run(cube.facts, map, q);
+        } catch (const InputError&) {
+          continue;  // the variant does not fit this area
+        }
+        EXPECT_EQ(compare_results(want, got, a, magnitudes), "")
+            << nq.name << " " << aggregate_name(a) << " " << describe(o) << " (" << gpu.engine->last_plan() << ")";
+      }
+    }
+  }
+}
+
+std::vector<GpuOptions> main_variants() {
+  std::vector<GpuOptions> configs{GpuOptions{}};
+  for (const char* variant : {"hash", "dense", "shared"})
+    for (const char* preagg : {"none", "lane0", "stride", "match"}) {
+      GpuOptions o;
+      o.variant = variant;
+      o.preagg = preagg;
+      configs.push_back(o);
+    }
+  return configs;
+}
+
+TEST(GpuEngine, ThesisQueriesOnSmallBikerAndMachinesCubes) {
+  expect_thesis_queries_match(generate_biker(0.0005, 3, {}), main_variants());
+  expect_thesis_queries_match(generate_machines(0.002, 3, {}), main_variants());
+}
+
+}  // namespace
+}  // namespace gpuolap
