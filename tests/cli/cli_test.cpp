@@ -147,13 +147,27 @@ TEST_F(Cli, BadSchemaFactsAndQueriesExit2AndNameTheCulprit) {
   expect_input_error(query(R"({"measure": "Sales", "area": {"Product": "*", "Year": "*"}})") + " --engine warp", {"unknown engine 'warp'"});
 }
 
-TEST_F(Cli, AskingForAMissingGpuEngineIsAClearError) {
+bool machine_has_gpu() { return std::system("nvidia-smi -L >/dev/null 2>&1") == 0; }
+
+TEST_F(Cli, GpuEnginesAnswerOrSayWhyNot) {
   ASSERT_EQ(run("generate --kind demo --out " + path("demo")).status, 0);
-  const Outcome r = run("query --schema " + path("demo/schema.json") + " --facts " + path("demo/facts.csv") + " --query " +
-                    path("demo/queries/revenue_by_year_and_group.json") + " --engine gpu");
-  EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.err.find("engine 'gpu' is not available"), std::string::npos) << r.err;
-  EXPECT_TRUE(r.out.empty());
+  const std::string query = " --query " + path("demo/queries/revenue_by_year_and_group.json");
+  const std::string facts = "query --schema " + path("demo/schema.json") + " --facts " + path("demo/facts.csv");
+  const Outcome cpu = run(facts + query + " --engine cpu-serial");
+  const Outcome gpu = run(facts + query + " --engine gpu");
+  if (machine_has_gpu()) {
+    EXPECT_EQ(gpu.status, 0) << gpu.err;
+    EXPECT_EQ(gpu.out, cpu.out);
+  } else {
+    EXPECT_EQ(gpu.status, 2);
+    EXPECT_NE(gpu.err.find("engine 'gpu' is not available"), std::string::npos) << gpu.err;
+    EXPECT_TRUE(gpu.out.empty());
+  }
+  const Outcome cdp = run(facts + query + " --engine gpu-cdp");
+  EXPECT_EQ(cdp.status, 2);
+  EXPECT_NE(cdp.err.find("engine 'gpu-cdp' is not available"), std::string::npos) << cdp.err;
+  const Outcome knob = run(facts + query + " --engine gpu --preagg sideways");
+  EXPECT_EQ(knob.status, 2);
 }
 
 TEST_F(Cli, DamagedStoresAreRefusedAndFailedWritesLeaveTheStoreAlone) {
