@@ -40,15 +40,11 @@ class AggregationMap {
   size_t dimension_count() const { return dims_.size(); }
   const DimensionMap& dimension(size_t d) const { return dims_[d]; }
   const KeyCodec& codec() const { return codec_; }
-  // Number of elements listed for dimension d.
-  uint32_t list_size(size_t d) const { return list_sizes_[d]; }
   // Multiplier of a position of dimension d in a target number.
   uint64_t stride(size_t d) const { return strides_[d]; }
   uint64_t target_count() const { return target_count_; }
   // Positions of a target number, one per dimension.
   std::vector<uint32_t> positions(uint64_t target) const;
-  // Entries in the map (the memory it takes on a device is proportional).
-  size_t entry_count() const;
   // The same map with every weight replaced by its magnitude.
   AggregationMap with_absolute_weights() const;
 
@@ -61,16 +57,14 @@ class AggregationMap {
  private:
   std::vector<DimensionMap> dims_;
   KeyCodec codec_;
-  std::vector<uint32_t> list_sizes_;
   std::vector<uint64_t> strides_;
   uint64_t target_count_ = 1;
 };
 
 template <typename Visit>
 bool AggregationMap::for_each_target(uint64_t key, Visit&& visit) const {
-  constexpr size_t kMaxDims = 64;  // a 64-bit key holds at most 64 dimensions of 2 bases
-  const size_t k = dims_.size();
-  uint32_t begin[kMaxDims], end[kMaxDims], at[kMaxDims];
+  const size_t k = dims_.size();  // at most kMaxDimensions (the schema refuses more)
+  uint32_t begin[kMaxDimensions], end[kMaxDimensions], at[kMaxDimensions];
   for (size_t d = 0; d < k; ++d) {
     const uint32_t b = codec_.decode(key, d);
     begin[d] = dims_[d].offsets[b];

@@ -74,7 +74,7 @@ class Dimension {
   std::vector<BaseId> base_ids_;
   std::vector<ElementId> base_elements_;
   std::vector<std::vector<ElementId>> parents_;
-  std::vector<ElementId> topological_order_;  // every parent before its children
+  std::vector<uint32_t> topological_rank_;  // position in an order with every parent before its children
   int depth_ = 1;
 };
 

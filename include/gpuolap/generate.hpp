@@ -23,7 +23,6 @@ struct GeneratedCube {
   std::vector<NamedQuery> queries;
 };
 
-const std::vector<std::string>& generator_kinds();  // demo, biker, machines
 // Throws InputError for an unknown kind or a scale that is not positive.
 GeneratedCube generate_cube(const std::string& kind, double scale, uint64_t seed,
                             const ProgressFn& progress = {});

@@ -10,6 +10,10 @@
 
 namespace gpuolap {
 
+// Dimensions of one base element take no key bits, so the key does not bound
+// their number; engines keep per-dimension state in fixed arrays of this size.
+inline constexpr size_t kMaxDimensions = 64;
+
 class Schema {
  public:
   // Checks that dimension and measure names are unique and do not collide

@@ -14,7 +14,13 @@ DimensionMap build_dimension_map(const Dimension& dim, const std::vector<Element
   // Count, then fill: entries of a base are in list order.
   std::vector<std::vector<std::pair<BaseId, double>>> weights;
   weights.reserve(list.size());
-  for (ElementId e : list) weights.push_back(dim.base_weights(e));
+  for (ElementId e : list) {
+    weights.push_back(dim.base_weights(e));
+    for (const auto& [b, w] : weights.back())
+      if (!std::isfinite(w))
+        throw InputError(fmt::format("dimension '{}': the weight of '{}' under '{}' overflows to {}", dim.name(),
+                                     dim.element(dim.base_element(b)).name, dim.element(e).name, w));
+  }
 
   DimensionMap map;
   map.offsets.assign(dim.base_count() + 1, 0);
@@ -43,11 +49,11 @@ AggregationMap::AggregationMap(const Schema& schema, const AreaQuery& query)
     : codec_(schema.codec()) {
   const size_t k = schema.dimension_count();
   if (query.area.size() != k) throw std::logic_error("AggregationMap: area of the wrong rank");
-  list_sizes_.resize(k);
+  std::vector<uint32_t> list_sizes(k);
   strides_.resize(k);
   for (size_t d = 0; d < k; ++d) {
-    list_sizes_[d] = static_cast<uint32_t>(query.area[d].size());
-    if (list_sizes_[d] == 0)
+    list_sizes[d] = static_cast<uint32_t>(query.area[d].size());
+    if (list_sizes[d] == 0)
       throw InputError(fmt::format("area: dimension '{}' has an empty element list",
                                    schema.dimension(d).name()));
   }
@@ -56,9 +62,9 @@ AggregationMap::AggregationMap(const Schema& schema, const AreaQuery& query)
   uint64_t stride = 1;
   for (size_t d = k; d-- > 0;) {
     strides_[d] = stride;
-    if (stride > kMaxTargets / list_sizes_[d])
+    if (stride > kMaxTargets / list_sizes[d])
       throw InputError("area: more than 2^63 target cells; narrow the element lists");
-    stride *= list_sizes_[d];
+    stride *= list_sizes[d];
   }
   target_count_ = stride;
   dims_.reserve(k);
@@ -73,12 +79,6 @@ std::vector<uint32_t> AggregationMap::positions(uint64_t target) const {
     target %= strides_[d];
   }
   return pos;
-}
-
-size_t AggregationMap::entry_count() const {
-  size_t n = 0;
-  for (const DimensionMap& m : dims_) n += m.positions.size();
-  return n;
 }
 
 AggregationMap AggregationMap::with_absolute_weights() const {

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -57,13 +58,23 @@ int run_create(const CreateOptions& o) {
   if (store_exists(o.out) && !o.force)
     throw InputError(fmt::format("{}: already holds a cube store (use --force to replace it)", o.out));
   Cube cube = load_cube("", o.schema, o.facts);
-  Progress progress("writing " + o.out);
-  save_store(o.out, cube.schema, cube.facts, progress.callback());
+  const StoreLock lock(o.out);
+  try {
+    Progress progress("writing " + o.out);
+    save_store(o.out, cube.schema, cube.facts, progress.callback());
+  } catch (...) {
+    std::error_code ec;
+    if (lock.created()) fs::remove_all(o.out, ec);
+    throw;
+  }
   std::cerr << fmt::format("created {}: cube '{}', {} filled cells\n", o.out, cube.schema.name(), cube.facts.size());
   return 0;
 }
 
 int run_query(const QueryOptions& o) {
+  const auto& names = engine_names();
+  if (std::find(names.begin(), names.end(), o.engine) == names.end())
+    make_engine(o.engine, 0);  // throws the unknown-engine error before any loading
   auto t = Clock::now();
   Cube cube = load_cube(o.cube, o.schema, o.facts);
   const double load_ms = ms_since(t);
@@ -99,6 +110,8 @@ int run_query(const QueryOptions& o) {
 }
 
 int run_write(const WriteOptions& o) {
+  if (!store_exists(o.cube)) throw InputError(fmt::format("{}: no cube store here", o.cube));
+  const StoreLock lock(o.cube);  // from load to save: concurrent writers queue
   Cube cube = load_cube(o.cube, "", "");
   const WriteMode mode = o.mode == "set" ? WriteMode::set : o.mode == "add" ? WriteMode::add : WriteMode::remove;
   FactRows rows = [&] {

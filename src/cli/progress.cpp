@@ -3,13 +3,16 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <exception>
 
 namespace gpuolap::cli {
 
 Progress::Progress(std::string label) : label_(std::move(label)), enabled_(::isatty(STDERR_FILENO) != 0) {}
 
 Progress::~Progress() {
-  if (drawn_) std::fprintf(stderr, "\r%s: done\033[K\n", label_.c_str());
+  if (!drawn_) return;
+  // Unwinding from an error: the error message says what happened.
+  std::fprintf(stderr, "\r%s: %s\033[K\n", label_.c_str(), std::uncaught_exceptions() ? "stopped" : "done");
 }
 
 void Progress::update(uint64_t done, uint64_t total) {

@@ -95,7 +95,9 @@ Dimension Dimension::build(std::string name, const std::vector<ElementSpec>& spe
     }
   }
 
-  dim.topological_order_ = topological_order(dim.elements_, dim.parents_, where);
+  const std::vector<ElementId> order = topological_order(dim.elements_, dim.parents_, where);
+  dim.topological_rank_.resize(order.size());
+  for (uint32_t r = 0; r < order.size(); ++r) dim.topological_rank_[order[r]] = r;
 
   dim.base_ids_.assign(specs.size(), kNotBase);
   for (ElementId e = 0; e < specs.size(); ++e) {
@@ -107,7 +109,7 @@ Dimension Dimension::build(std::string name, const std::vector<ElementSpec>& spe
 
   // Depth: longest chain of levels, computed children-first.
   std::vector<int> levels(specs.size(), 1);
-  for (auto it = dim.topological_order_.rbegin(); it != dim.topological_order_.rend(); ++it) {
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
     for (const Child& c : dim.elements_[*it].children)
       levels[*it] = std::max(levels[*it], levels[c.element] + 1);
   }
@@ -132,29 +134,22 @@ std::vector<std::pair<BaseId, double>> Dimension::base_weights(ElementId e) cons
 
   // Collect the descendants of e, then push weights down in topological
   // order: each element's accumulated weight is final before it is expanded.
-  std::vector<char> reached(elements_.size(), 0);
-  std::vector<ElementId> stack{e};
-  reached[e] = 1;
-  while (!stack.empty()) {
-    ElementId x = stack.back();
-    stack.pop_back();
-    for (const Child& c : elements_[x].children) {
-      if (!reached[c.element]) {
-        reached[c.element] = 1;
-        stack.push_back(c.element);
-      }
-    }
-  }
-  std::vector<double> weight(elements_.size(), 0.0);
-  weight[e] = 1.0;
+  // Work and memory are proportional to e's subtree, not the dimension.
+  std::unordered_map<ElementId, double> weight{{e, 1.0}};
+  std::vector<ElementId> reached{e};
+  for (size_t i = 0; i < reached.size(); ++i)
+    for (const Child& c : elements_[reached[i]].children)
+      if (weight.emplace(c.element, 0.0).second) reached.push_back(c.element);
+  std::sort(reached.begin(), reached.end(),
+            [&](ElementId a, ElementId b) { return topological_rank_[a] < topological_rank_[b]; });
   std::vector<std::pair<BaseId, double>> out;
-  for (ElementId x : topological_order_) {
-    if (!reached[x]) continue;
+  for (ElementId x : reached) {
+    const double wx = weight[x];
     if (elements_[x].is_base()) {
-      if (weight[x] != 0.0) out.emplace_back(base_ids_[x], weight[x]);
+      if (wx != 0.0) out.emplace_back(base_ids_[x], wx);
       continue;
     }
-    for (const Child& c : elements_[x].children) weight[c.element] += c.weight * weight[x];
+    for (const Child& c : elements_[x].children) weight[c.element] += c.weight * wx;
   }
   std::sort(out.begin(), out.end());
   return out;

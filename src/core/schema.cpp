@@ -23,6 +23,9 @@ Schema::Schema(std::string name, std::vector<Dimension> dimensions,
                std::vector<std::string> measures, const std::string& where)
     : name_(std::move(name)), dimensions_(std::move(dimensions)), measures_(std::move(measures)) {
   if (dimensions_.empty()) throw InputError(fmt::format("{}: the cube has no dimensions", where));
+  if (dimensions_.size() > kMaxDimensions)
+    throw InputError(fmt::format("{}: the cube has {} dimensions; at most {} are supported", where,
+                                 dimensions_.size(), kMaxDimensions));
   if (measures_.empty()) throw InputError(fmt::format("{}: the cube has no measures", where));
   std::unordered_set<std::string> columns;
   for (const Dimension& d : dimensions_) {

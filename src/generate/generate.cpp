@@ -7,11 +7,6 @@
 
 namespace gpuolap {
 
-const std::vector<std::string>& generator_kinds() {
-  static const std::vector<std::string> kinds{"demo", "biker", "machines"};
-  return kinds;
-}
-
 GeneratedCube generate_cube(const std::string& kind, double scale, uint64_t seed,
                             const ProgressFn& progress) {
   if (!(scale > 0) || !std::isfinite(scale))

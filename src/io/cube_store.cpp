@@ -6,6 +6,8 @@
 #include "gpuolap/cube_store.hpp"
 
 #include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
 #include <fmt/format.h>
 #include <unistd.h>
 #include <xxhash.h>
@@ -51,10 +53,16 @@ struct HashState {
 // Writes a file through a POSIX descriptor so it can be fsynced; hashes as it goes.
 class StoreWriter {
  public:
-  explicit StoreWriter(const fs::path& path) : path_(path) {
-    fd_ = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    if (fd_ < 0) throw InputError(fmt::format("{}: cannot create: {}", path.string(), std::strerror(errno)));
+  // Creates a new file named from `pattern` (ending in XXXXXX), unique even
+  // against another process saving into the same directory.
+  explicit StoreWriter(const fs::path& pattern) {
+    std::string name = pattern.string();
+    fd_ = ::mkstemp(name.data());
+    if (fd_ < 0) throw InputError(fmt::format("{}: cannot create: {}", pattern.parent_path().string(), std::strerror(errno)));
+    path_ = name;
+    ::fchmod(fd_, 0644);
   }
+  const fs::path& path() const { return path_; }
   ~StoreWriter() {
     if (fd_ >= 0) ::close(fd_);
   }
@@ -116,6 +124,22 @@ void fsync_directory(const fs::path& dir) {
 
 }  // namespace
 
+StoreLock::StoreLock(const fs::path& dir) {
+  std::error_code ec;
+  created_ = !fs::exists(dir);
+  fs::create_directories(dir, ec);
+  if (ec) throw InputError(fmt::format("{}: cannot create directory: {}", dir.string(), ec.message()));
+  fd_ = ::open((dir / "lock").c_str(), O_RDWR | O_CREAT, 0644);
+  if (fd_ < 0) throw InputError(fmt::format("{}: cannot open the lock file: {}", dir.string(), std::strerror(errno)));
+  while (::flock(fd_, LOCK_EX) != 0) {
+    if (errno != EINTR) throw InputError(fmt::format("{}: cannot lock the store: {}", dir.string(), std::strerror(errno)));
+  }
+}
+
+StoreLock::~StoreLock() {
+  if (fd_ >= 0) ::close(fd_);  // closing releases the lock
+}
+
 fs::path store_file(const fs::path& dir) { return dir / "cube.gpuolap"; }
 
 bool store_exists(const fs::path& dir) { return fs::exists(store_file(dir)); }
@@ -127,7 +151,7 @@ void save_store(const fs::path& dir, const Schema& schema, const FactTable& fact
   fs::create_directories(dir, ec);
   if (ec) throw InputError(fmt::format("{}: cannot create directory: {}", dir.string(), ec.message()));
   const fs::path final_path = store_file(dir);
-  const fs::path temp_path = dir / "cube.gpuolap.tmp";
+  fs::path temp_path;
   try {
     const std::string schema_json = schema_to_json(schema);
     Header h{};
@@ -139,7 +163,8 @@ void save_store(const fs::path& dir, const Schema& schema, const FactTable& fact
     h.page_size = facts.page_size();
     const uint64_t total = kHeaderBytes + schema_json.size() + facts.size() * 8 * (1 + facts.measure_count());
 
-    StoreWriter out(temp_path);
+    StoreWriter out(dir / "cube.gpuolap.tmp-XXXXXX");
+    temp_path = out.path();
     out.write(&h, sizeof h);
     out.write(schema_json.data(), schema_json.size());
     out.write(facts.keys().data(), facts.size() * sizeof(uint64_t), progress, total);
@@ -149,7 +174,7 @@ void save_store(const fs::path& dir, const Schema& schema, const FactTable& fact
     fs::rename(temp_path, final_path);
     fsync_directory(dir);
   } catch (...) {
-    fs::remove(temp_path, ec);
+    if (!temp_path.empty()) fs::remove(temp_path, ec);
     if (created_dir) fs::remove_all(dir, ec);
     throw;
   }
@@ -174,7 +199,8 @@ Cube load_store(const fs::path& dir, const ProgressFn& progress) {
   // Sizes come from a file we do not trust yet: check them before allocating.
   const uint64_t per_fact = 8 * (uint64_t{1} + h.measure_count);
   constexpr uint64_t kLimit = uint64_t{1} << 56;  // keeps the size arithmetic from overflowing
-  if (h.measure_count > 4096 || h.schema_bytes > kLimit || h.fact_count > kLimit / per_fact || h.page_size == 0)
+  if (h.measure_count > 4096 || h.schema_bytes > kLimit || h.fact_count > kLimit / per_fact || h.page_size == 0 ||
+      h.page_size > (uint64_t{1} << 30))
     throw InputError(fmt::format("{}: corrupt header", where));
   const uint64_t expected = kHeaderBytes + h.schema_bytes + h.fact_count * per_fact + 8;
   if (file_bytes < expected)
@@ -220,8 +246,17 @@ Cube load_store(const fs::path& dir, const ProgressFn& progress) {
   if (schema.measures().size() != h.measure_count)
     throw InputError(fmt::format("{}: corrupt: {} measure columns for {} measures", where,
                                  h.measure_count, schema.measures().size()));
-  for (size_t i = 1; i < keys.size(); ++i)
-    if (keys[i] <= keys[i - 1]) throw InputError(fmt::format("{}: corrupt: fact keys out of order", where));
+  // The checksum only proves the file is what was written: a key must also
+  // name existing base elements, or engines would index past their maps.
+  const KeyCodec& codec = schema.codec();
+  const uint64_t unused_bits = codec.total_bits() >= 64 ? 0 : ~uint64_t{0} << codec.total_bits();
+  for (size_t i = 0; i < keys.size(); ++i) {
+    if (i > 0 && keys[i] <= keys[i - 1]) throw InputError(fmt::format("{}: corrupt: fact keys out of order", where));
+    bool valid = (keys[i] & unused_bits) == 0;
+    for (size_t d = 0; d < schema.dimension_count() && valid; ++d)
+      valid = codec.decode(keys[i], d) < schema.dimension(d).base_count();
+    if (!valid) throw InputError(fmt::format("{}: corrupt: fact {} has a key outside the cube", where, i));
+  }
   FactTable facts(schema.codec(), std::move(keys), std::move(values), h.page_size);
   return Cube{std::move(schema), std::move(facts)};
 }

@@ -79,6 +79,10 @@ class CsvReader {
     return true;
   }
 
+  // A UTF-8 byte order mark, as spreadsheet exports write, is not data.
+  void skip_byte_order_mark() {
+    if (text_.compare(0, 3, "\xEF\xBB\xBF") == 0) pos_ = 3;
+  }
   uint64_t record_line() const { return record_line_; }
   size_t position() const { return pos_; }
 
@@ -102,6 +106,7 @@ std::string_view trim(std::string_view s) {
 FactRows parse_facts_csv(const Schema& schema, const std::string& text, const std::string& where,
                          bool parse_values, const ProgressFn& progress) {
   CsvReader reader(text, where);
+  reader.skip_byte_order_mark();
   std::vector<std::string_view> fields;
   if (!reader.next(fields) || (fields.size() == 1 && fields[0].empty()))
     throw InputError(fmt::format("{}: line 1: the header is missing", where));
@@ -162,8 +167,11 @@ FactRows parse_facts_csv(const Schema& schema, const std::string& text, const st
       if (field.empty()) continue;
       double v = 0;
       const char* first = field.data();
-      if (*first == '+') ++first;  // from_chars takes no plus sign
+      if (*first == '+' && field.size() > 1 && field[1] != '-') ++first;  // from_chars takes no plus sign
       auto [ptr, ec] = std::from_chars(first, field.data() + field.size(), v);
+      if (ec == std::errc::result_out_of_range)
+        throw InputError(fmt::format("{}: line {}: measure '{}': '{}' is out of the range of a double", where, line,
+                                     schema.measures()[m], field));
       if (ec != std::errc() || ptr != field.data() + field.size())
         throw InputError(fmt::format("{}: line {}: measure '{}': '{}' is not a number", where, line,
                                      schema.measures()[m], field));

@@ -16,7 +16,7 @@ AreaQuery parse_query_json(const Schema& schema, const std::string& text, const 
   json doc;
   try {
     doc = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
     throw InputError(fmt::format("{}: malformed JSON: {}", where, e.what()));
   }
   if (!doc.is_object()) throw InputError(fmt::format("{}: a query must be a JSON object", where));

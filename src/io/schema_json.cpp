@@ -36,9 +36,21 @@ const json& array_member(const json& object, const char* key, const std::string&
   return v;
 }
 
+// Refuses fields the format does not have: a misspelt "weight" or
+// "children" would otherwise change the cube silently.
+void only_fields(const json& object, std::initializer_list<const char*> allowed, const std::string& where) {
+  if (!object.is_object()) throw InputError(fmt::format("{}: expected a JSON object", where));
+  for (const auto& [key, _] : object.items()) {
+    bool known = false;
+    for (const char* a : allowed) known = known || key == a;
+    if (!known) throw InputError(fmt::format("{}: unknown field \"{}\"", where, key));
+  }
+}
+
 Dimension parse_dimension(const json& jd, const std::string& file, size_t index) {
   const std::string name = string_member(jd, "name", fmt::format("{}: dimension {}", file, index + 1));
   const std::string where = fmt::format("{}: dimension '{}'", file, name);
+  only_fields(jd, {"name", "elements"}, where);
   std::vector<ElementSpec> specs;
   const json& elements = array_member(jd, "elements", where);
   for (size_t i = 0; i < elements.size(); ++i) {
@@ -46,12 +58,14 @@ Dimension parse_dimension(const json& jd, const std::string& file, size_t index)
     ElementSpec spec;
     spec.name = string_member(je, "name", fmt::format("{}: element {}", where, i + 1));
     const std::string at = fmt::format("{}: element '{}'", where, spec.name);
+    only_fields(je, {"name", "children"}, at);
     if (auto it = je.find("children"); it != je.end()) {
       if (!it->is_array()) throw InputError(fmt::format("{}: \"children\" must be an array", at));
       if (it->empty())
         throw InputError(fmt::format("{}: \"children\" is empty; omit it for a base element", at));
       for (const json& jc : *it) {
         const std::string child = string_member(jc, "name", at + ": a child");
+        only_fields(jc, {"name", "weight"}, fmt::format("{}: child '{}'", at, child));
         double weight = 1.0;
         if (auto w = jc.find("weight"); w != jc.end()) {
           if (!w->is_number())
@@ -72,9 +86,10 @@ Schema parse_schema_json(const std::string& text, const std::string& where) {
   json doc;
   try {
     doc = json::parse(text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
     throw InputError(fmt::format("{}: malformed JSON: {}", where, e.what()));
   }
+  only_fields(doc, {"name", "dimensions", "measures"}, where);
   const std::string name = doc.is_object() && doc.contains("name") ? string_member(doc, "name", where)
                                                                    : std::string("cube");
   std::vector<Dimension> dimensions;

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cpu_engines.hpp"
+#include "gpuolap/error.hpp"
 #include "gpuolap/formats.hpp"
 
 namespace gpuolap {
@@ -98,6 +99,34 @@ TEST(Semantics, AMeasureWithoutValuesGivesAnEmptyResult) {
       schema, R"({"measure": "N", "area": {"P": "*", "T": "*"}})", "query");
   const AggregationMap map(schema, query);
   EXPECT_TRUE(CpuSerialEngine().run(facts, map, query).targets.empty());
+}
+
+TEST(Semantics, ListsMayRepeatElementsAndStarIsSchemaOrder) {
+  const Schema schema = parse_schema_json(kSchema, "schema");
+  const FactTable facts = build_fact_table(schema, parse_facts_csv(schema, kFacts, "facts", true), "facts");
+  const AreaQuery query = parse_query_json(
+      schema, R"({"measure": "M", "area": {"P": ["A", "AB", "A"], "T": "*"}})", "query");
+  const AggregationMap map(schema, query);
+  std::ostringstream out;
+  write_result_csv(schema, query, map, CpuSerialEngine().run(facts, map, query), out);
+  EXPECT_EQ(out.str(),
+            "P,T,sum(M)\n"
+            "A,t1,10\nA,All,10\nA,Half,5\n"
+            "AB,t1,18\nAB,All,18\nAB,Half,9\n"
+            "A,t1,10\nA,All,10\nA,Half,5\n");
+}
+
+TEST(Semantics, WeightsThatOverflowWhenComposedAreRefused) {
+  const Schema schema = parse_schema_json(R"({"dimensions": [{"name": "D", "elements": [
+      {"name": "a"}, {"name": "p", "children": [{"name": "a", "weight": 1e300}]},
+      {"name": "q", "children": [{"name": "p", "weight": 1e300}]}]}], "measures": ["V"]})", "s");
+  const AreaQuery query = parse_query_json(schema, R"({"measure": "V", "area": {"D": ["q"]}})", "query");
+  try {
+    AggregationMap map(schema, query);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("the weight of 'a' under 'q' overflows to inf"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -208,4 +208,18 @@ TEST_F(Cli, UsageErrorsExit2) {
   EXPECT_EQ(run("--help").status, 0);
 }
 
+TEST_F(Cli, ConcurrentWritersQueueAndLoseNothing) {
+  const std::string schema = file("s.json", kSchema);
+  ASSERT_EQ(run("create --schema " + schema + " --facts " + file("f.csv", "Product,Year,Sales\na,2024,1\n") + " --out " +
+                path("cube")).status, 0);
+  std::string script;
+  for (int w = 0; w < 6; ++w)
+    script += std::string(GPUOLAP_BINARY) + " write --cube " + path("cube") + " --mode add --facts " +
+              file("w" + std::to_string(w) + ".csv", "Product,Year,Sales\nb,2025,1\n") + " 2>/dev/null & ";
+  ASSERT_EQ(std::system(("(" + script + "wait)").c_str()), 0);
+  const Outcome q = run("query --cube " + path("cube") + " --query " +
+                        file("q.json", R"({"measure": "Sales", "area": {"Product": ["b"], "Year": ["2025"]}})"));
+  EXPECT_EQ(q.out, "Product,Year,sum(Sales)\nb,2025,6\n");
+}
+
 }  // namespace

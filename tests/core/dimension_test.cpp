@@ -115,5 +115,15 @@ TEST(KeyCodec, RoundTripsAndSortsByFirstDimension) {
   EXPECT_LT(c.encode(lower), key);
 }
 
+TEST(Schema, RefusesMoreThan64Dimensions) {
+  // One-element dimensions take no key bits, so only the count limits them.
+  std::vector<Dimension> dims;
+  for (int d = 0; d < 65; ++d) dims.push_back(Dimension::build("D" + std::to_string(d), {base("x")}, "t"));
+  EXPECT_NE(error_of([&] { Schema("many", dims, {"V"}, "many.json"); }).find("65 dimensions; at most 64"),
+            std::string::npos);
+  dims.pop_back();
+  EXPECT_EQ(Schema("ok", dims, {"V"}, "t").codec().total_bits(), 0);
+}
+
 }  // namespace
 }  // namespace gpuolap

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
+#include <csignal>
 #include <fstream>
 
 #include "gpuolap/error.hpp"
@@ -98,10 +101,28 @@ TEST_F(CubeStore, AFailedSaveLeavesTheOldStoreAsItWas) {
   const GeneratedCube demo = generate_demo(7);
   save_store(dir_, demo.schema, demo.facts);
   const std::vector<char> before = bytes();
-  // A directory where the temporary file goes makes the save fail.
-  fs::create_directory(dir_ / "cube.gpuolap.tmp");
-  EXPECT_THROW(save_store(dir_, demo.schema, FactTable(demo.schema.codec(), {}, {{}, {}})), InputError);
+  // A file-size limit makes the write of the new store fail half-way.
+  rlimit old_limit{};
+  ::getrlimit(RLIMIT_FSIZE, &old_limit);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit small = old_limit;
+  small.rlim_cur = 1000;
+  ::setrlimit(RLIMIT_FSIZE, &small);
+  EXPECT_THROW(save_store(dir_, demo.schema, demo.facts), InputError);
+  ::setrlimit(RLIMIT_FSIZE, &old_limit);
+  std::signal(SIGXFSZ, old_handler);
   EXPECT_EQ(bytes(), before);
+  for (const auto& entry : fs::directory_iterator(dir_))
+    EXPECT_EQ(entry.path().filename().string().find("tmp"), std::string::npos) << entry.path();
+}
+
+TEST_F(CubeStore, RefusesKeysOutsideTheCubeEvenWithAValidChecksum) {
+  const GeneratedCube demo = generate_demo(7);
+  // Regions has 8 bases in 3 key bits; id 7 is valid, so use Products (12 bases, 4 bits): id 13 is not.
+  const uint32_t ids[] = {0, 13, 0};
+  FactTable bad(demo.schema.codec(), {demo.schema.codec().encode(ids)}, {{1.0}, {2.0}});
+  save_store(dir_, demo.schema, bad);
+  EXPECT_NE(load_error().find("corrupt: fact 0 has a key outside the cube"), std::string::npos) << load_error();
 }
 
 }  // namespace

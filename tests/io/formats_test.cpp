@@ -147,5 +147,39 @@ TEST(QueryJson, ErrorsNameTheFileAndWhatIsWrong) {
   EXPECT_NE(err(R"({"measure": "Units", "area": )").find("q.json: malformed JSON"), std::string::npos);
 }
 
+TEST(SchemaJson, RefusesUnknownFieldsAndNumbersBeyondADouble) {
+  EXPECT_NE(error_of([] {
+              parse_schema_json(R"({"dimensions": [{"name": "D", "elements": [{"name": "a"},
+                                   {"name": "p", "children": [{"name": "a", "weigth": 2}]}]}], "measures": ["V"]})", "w.json");
+            }).find("w.json: dimension 'D': element 'p': child 'a': unknown field \"weigth\""),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              parse_schema_json(R"({"dimensions": [{"name": "D", "elements": [{"name": "a", "childs": []}]}], "measures": ["V"]})", "c.json");
+            }).find("unknown field \"childs\""),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              parse_schema_json(R"({"dimensions": [{"name": "D", "elements": [{"name": "a"},
+                                   {"name": "p", "children": [{"name": "a", "weight": 1e400}]}]}], "measures": ["V"]})", "big.json");
+            }).find("big.json: malformed JSON"),
+            std::string::npos);
+}
+
+TEST(FactsCsv, SkipsAByteOrderMarkAndRefusesOddNumbers) {
+  const Schema s = parse_schema_json(kSchema, "s.json");
+  EXPECT_EQ(parse_facts_csv(s, "\xEF\xBB\xBFProducts,Years,Units\nBike A,2024,1\n", "bom.csv", true).rows.size(), 1u);
+  auto err = [&](const std::string& v) {
+    return error_of([&] { parse_facts_csv(s, "Products,Years,Units\nBike A,2024," + v + "\n", "f.csv", true); });
+  };
+  EXPECT_NE(err("+-5").find("'+-5' is not a number"), std::string::npos);
+  EXPECT_NE(err("1e400").find("'1e400' is out of the range of a double"), std::string::npos);
+  EXPECT_EQ(err("-0"), "no error");
+}
+
+TEST(QueryJson, NumbersBeyondADoubleAreMalformedInput) {
+  const Schema s = parse_schema_json(kSchema, "s.json");
+  EXPECT_NE(error_of([&] { parse_query_json(s, R"({"measure": "Units", "x": 1e400})", "q.json"); }).find("q.json: malformed JSON"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace gpuolap
