@@ -63,6 +63,7 @@ struct GpuOptions {
   std::string preagg = "auto";     // auto | none | lane0 | stride | match
   std::string prefilter = "auto";  // auto | compact (thesis: CUB select first) | fused
   std::string map_memory = "auto"; // auto (constant when it fits) | constant | global
+  std::string two_phase = "auto";  // auto | on | off: aggregate per class tuple, then expand
   int block = 0;                   // threads per block
   int grid = 0;                    // blocks
 };

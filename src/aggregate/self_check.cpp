@@ -15,9 +15,11 @@ std::vector<GpuOptions> gpu_option_grid() {
     for (const char* preagg : {"none", "lane0", "stride", "match"})
       for (const char* prefilter : {"compact", "fused"})
         for (const char* map_memory : {"constant", "global"})
+          for (const char* two_phase : {"off", "auto"})
           for (int phf : {1, 3, 32}) {
             if (std::string(variant) == "shared" && phf != 1) continue;  // one block-private copy
             GpuOptions o;
+            o.two_phase = two_phase;
             o.variant = variant;
             o.preagg = preagg;
             o.prefilter = prefilter;
@@ -29,8 +31,8 @@ std::vector<GpuOptions> gpu_option_grid() {
 }
 
 std::string describe(const GpuOptions& o) {
-  return fmt::format("--variant {} --phf {} --preagg {} --prefilter {} --map-memory {}{}{}", o.variant, o.phf,
-                     o.preagg, o.prefilter, o.map_memory, o.block ? fmt::format(" --block {}", o.block) : "",
+  return fmt::format("--variant {} --phf {} --preagg {} --prefilter {} --map-memory {} --two-phase {}{}{}", o.variant,
+                     o.phf, o.preagg, o.prefilter, o.map_memory, o.two_phase, o.block ? fmt::format(" --block {}", o.block) : "",
                      o.grid ? fmt::format(" --grid {}", o.grid) : "");
 }
 

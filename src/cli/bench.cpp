@@ -78,8 +78,15 @@ std::vector<Contender> contenders(const BenchOptions& o) {
           g.variant = variant;
           g.preagg = preagg;
           g.phf = phf;
+          g.two_phase = "off";  // the thesis' one-phase kernel
           out.push_back({fmt::format("gpu {}/{}/phf {}", variant, preagg, phf), e, g});
         }
+    for (const char* preagg : {"none", "lane0", "match"}) {
+      GpuOptions g = o.gpu;
+      g.two_phase = "on";
+      g.preagg = preagg;
+      out.push_back({fmt::format("gpu two-phase/{}", preagg), e, g});
+    }
   }
   return out;
 }

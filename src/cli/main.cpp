@@ -20,6 +20,8 @@ void add_gpu_options(CLI::App* app, gpuolap::GpuOptions& o) {
   app->add_option("--prefilter", o.prefilter, "gpu: auto, compact (CUB select first) or fused")->capture_default_str();
   app->add_option("--map-memory", o.map_memory, "gpu: aggregation map in auto, constant or global memory")
       ->capture_default_str();
+  app->add_option("--two-phase", o.two_phase, "gpu: auto, on or off: aggregate per class of bases, then expand")
+      ->capture_default_str();
   app->add_option("--block", o.block, "gpu: threads per block; 0 chooses")->capture_default_str();
   app->add_option("--grid", o.grid, "gpu: blocks; 0 chooses")->capture_default_str();
 }
@@ -89,7 +91,9 @@ int main(int argc, char** argv) {
   b->add_option("--repeat", bench.repeat, "Timed runs per query (the median is reported)")->capture_default_str();
   b->add_option("--queries", bench.queries, "Only these queries, e.g. B1,M3")->delimiter(',');
   add_gpu_options(b, bench.gpu);
-  b->add_flag("--sweep", bench.sweep, "gpu: also time every store x pre-aggregation x {1, 8, 64} hash functions");
+  b->add_flag("--sweep", bench.sweep,
+              "gpu: also time the one-phase kernel under every store x pre-aggregation x {1, 8, 64} hash functions, "
+              "and two-phase aggregation under each pre-aggregation");
 
   SelfCheckOptions check;
   auto* sc = app.add_subcommand("selfcheck", "Compare an engine with cpu-serial on random cubes, on this machine");

@@ -183,7 +183,7 @@ __global__ void aggregate_kernel(KernelInput in, DeviceMap map, Store store) {
       count = value == value ? 1u : 0u;  // NaN: no value for this measure
 #pragma unroll
       for (int d = 0; d < kMaxDims; ++d) {
-        if (d < map.dims && count) {
+        if (d < map.dims && count && !map.skip[d]) {
           const uint32_t b = static_cast<uint32_t>((key >> map.shift[d]) & map.mask[d]);
           begin[d] = at[d] = map_read<uint32_t>(map, map.offsets_at[d], b);
           end[d] = map_read<uint32_t>(map, map.offsets_at[d], b + 1);
@@ -203,7 +203,7 @@ __global__ void aggregate_kernel(KernelInput in, DeviceMap map, Store store) {
         double w = 1.0;
 #pragma unroll
         for (int d = 0; d < kMaxDims; ++d) {
-          if (d < map.dims) {
+          if (d < map.dims && !map.skip[d]) {
             target += uint64_t{map_read<uint32_t>(map, map.positions_at[d], at[d])} * map.stride[d];
             w = __dmul_rn(w, map_read<double>(map, map.weights_at[d], at[d]));
           }
@@ -213,13 +213,65 @@ __global__ void aggregate_kernel(KernelInput in, DeviceMap map, Store store) {
         bool carried = true;
 #pragma unroll
         for (int d = kMaxDims - 1; d >= 0; --d) {
-          if (d < map.dims && carried) {
+          if (d < map.dims && carried && !map.skip[d]) {
             if (++at[d] < end[d]) carried = false;
             else at[d] = begin[d];
           }
         }
       }
       if (warp_preaggregate<P, F>(valid, target, part, first_lane_count)) store.template add<F>(target, copy, part);
+    }
+  }
+  store.template flush<F>();
+}
+
+// Phase 2 of two-phase aggregation: every non-empty class-tuple cell adds
+// its aggregate, times each target's weight w, to its targets. A negative
+// w swaps min and max; rounding is monotone, so the results are exact.
+template <class Store, int F>
+__global__ void expand_kernel(const Cell* cells, const uint8_t* nonempty, uint64_t n, ExpandMap em, Store store) {
+  extern __shared__ __align__(16) uint8_t smem[];
+  store.template bind<F>(smem);
+  const uint64_t threads = uint64_t{gridDim.x} * blockDim.x;
+  const uint64_t id = uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  const unsigned copy = static_cast<unsigned>(id % (store.t.copies ? store.t.copies : 1));
+  for (uint64_t x = id; x < n; x += threads) {
+    if (!nonempty[x]) continue;
+    const Cell c = cells[x];
+    uint32_t at[kMaxDims], begin[kMaxDims], end[kMaxDims];
+#pragma unroll
+    for (int d = 0; d < kMaxDims; ++d) {
+      if (d < em.dims) {
+        const uint32_t cls = static_cast<uint32_t>((x / em.class_stride[d]) % em.class_count[d]);
+        const uint32_t* offsets = reinterpret_cast<const uint32_t*>(em.global + em.offsets_at[d]);
+        begin[d] = at[d] = offsets[cls];
+        end[d] = offsets[cls + 1];
+      }
+    }
+    for (bool more = true; more;) {
+      uint64_t target = 0;
+      double w = 1.0;
+#pragma unroll
+      for (int d = 0; d < kMaxDims; ++d) {
+        if (d < em.dims) {
+          target += uint64_t{reinterpret_cast<const uint32_t*>(em.global + em.positions_at[d])[at[d]]} * em.target_stride[d];
+          w = __dmul_rn(w, reinterpret_cast<const double*>(em.global + em.weights_at[d])[at[d]]);
+        }
+      }
+      Part p = Part::identity();
+      if (F & kSum) p.sum = __dmul_rn(w, c.sum);
+      if (F & kCount) p.count = static_cast<unsigned>(c.count);
+      if (F & kMin) p.min = encode_ordered(__dmul_rn(w, decode_ordered(w >= 0 ? c.min : c.max)));
+      if (F & kMax) p.max = encode_ordered(__dmul_rn(w, decode_ordered(w >= 0 ? c.max : c.min)));
+      store.template add<F>(target, copy, p);
+      more = false;
+#pragma unroll
+      for (int d = kMaxDims - 1; d >= 0; --d) {
+        if (d < em.dims && !more) {
+          if (++at[d] < end[d]) more = true;
+          else at[d] = begin[d];
+        }
+      }
     }
   }
   store.template flush<F>();

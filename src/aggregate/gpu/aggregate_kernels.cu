@@ -94,6 +94,34 @@ void launch_aggregate(StoreKind store, Preagg preagg, int fields, const LaunchSh
   dispatch(store, preagg, fields, launcher);
 }
 
+namespace {
+template <class Store, int F>
+void expand(const LaunchShape& s, const Cell* cells, const uint8_t* nonempty, uint64_t n, const ExpandMap& map,
+            const TargetTable& table) {
+  Store store{};
+  store.t = table;
+  expand_kernel<Store, F><<<s.grid, s.block, 0, s.stream>>>(cells, nonempty, n, map, store);
+  GPUOLAP_CHECK_LAUNCH("expand_kernel");
+}
+
+template <class Store>
+void expand_fields(int fields, const LaunchShape& s, const Cell* cells, const uint8_t* nonempty, uint64_t n,
+                   const ExpandMap& map, const TargetTable& table) {
+  switch (fields) {
+    case kSumFields: return expand<Store, kSumFields>(s, cells, nonempty, n, map, table);
+    case kSumCountFields: return expand<Store, kSumCountFields>(s, cells, nonempty, n, map, table);
+    case kMinFields: return expand<Store, kMinFields>(s, cells, nonempty, n, map, table);
+    default: return expand<Store, kMaxFields>(s, cells, nonempty, n, map, table);
+  }
+}
+}  // namespace
+
+void launch_expand(StoreKind store, int fields, const LaunchShape& shape, const Cell* cells, const uint8_t* nonempty,
+                   uint64_t n, const ExpandMap& map, const TargetTable& table) {
+  if (store == StoreKind::hash) expand_fields<HashStore>(fields, shape, cells, nonempty, n, map, table);
+  else expand_fields<DenseStore>(fields, shape, cells, nonempty, n, map, table);
+}
+
 size_t shared_bytes_per_target(int fields) {
   size_t bytes = 1;  // touched flag
   if (fields & kSum) bytes += 8;

@@ -12,6 +12,7 @@ namespace gpuolap::gpu {
 
 struct TargetTable;
 struct KernelInput;
+struct Cell;
 
 enum class StoreKind { hash, dense, shared };
 
@@ -28,6 +29,10 @@ void upload_constant_map(const void* bytes, size_t n, cudaStream_t stream);
 // Launches the aggregation kernel for a store, pre-aggregation and field set.
 void launch_aggregate(StoreKind store, Preagg preagg, int fields, const LaunchShape& shape,
                       const KernelInput& input, const DeviceMap& map, const TargetTable& table);
+
+// Phase 2 of two-phase aggregation (hash or dense store).
+void launch_expand(StoreKind store, int fields, const LaunchShape& shape, const Cell* cells, const uint8_t* nonempty,
+                   uint64_t n, const ExpandMap& map, const TargetTable& table);
 
 // Shared-memory bytes a block needs per target for a field set.
 size_t shared_bytes_per_target(int fields);

@@ -23,6 +23,7 @@
 #include "device_cube.cuh"
 #include "gpu_engine.hpp"
 #include "gpuolap/error.hpp"
+#include "target_classes.hpp"
 
 namespace gpuolap {
 
@@ -48,32 +49,101 @@ int fields_of(Aggregate a) {
   return kSumFields;
 }
 
-// The map's CSR arrays in one byte image with 8-byte aligned sections.
-struct MapImage {
+// One dimension of a map in CSR form, for the kernels' byte image.
+struct CsrDimension {
+  int shift;
+  uint64_t mask;
+  uint64_t stride;
+  const std::vector<uint32_t>& offsets;
+  const std::vector<uint32_t>& positions;
+  const std::vector<double>& weights;
+};
+
+// Appends arrays to a byte image in 8-byte aligned sections.
+struct ByteImage {
   std::vector<uint8_t> bytes;
+  template <class T>
+  uint32_t append(const std::vector<T>& v) {
+    const size_t at = (bytes.size() + 7) & ~size_t{7};
+    bytes.resize(at + v.size() * sizeof(T));
+    if (!v.empty()) std::memcpy(bytes.data() + at, v.data(), v.size() * sizeof(T));
+    return static_cast<uint32_t>(at);
+  }
+};
+
+// The aggregation kernel's map: the query's (direct) or the class map (phase 1).
+struct MapImage {
+  ByteImage image;
   DeviceMap view{};
 };
 
-MapImage build_map_image(const AggregationMap& map) {
-  MapImage image;
-  auto append = [&](const void* data, size_t n) {
-    const size_t at = (image.bytes.size() + 7) & ~size_t{7};
-    image.bytes.resize(at + n);
-    if (n) std::memcpy(image.bytes.data() + at, data, n);
-    return static_cast<uint32_t>(at);
-  };
-  DeviceMap& v = image.view;
-  v.dims = static_cast<int>(map.dimension_count());
+MapImage build_map_image(const std::vector<CsrDimension>& dims) {
+  MapImage m;
+  m.view.dims = static_cast<int>(dims.size());
+  for (size_t d = 0; d < dims.size(); ++d) {
+    m.view.shift[d] = dims[d].shift;
+    m.view.mask[d] = dims[d].mask;
+    m.view.stride[d] = dims[d].stride;
+    const CsrDimension& c = dims[d];
+    bool total = c.positions.size() + 1 == c.offsets.size();  // one entry per base
+    for (size_t i = 0; i < c.positions.size() && total; ++i) total = c.positions[i] == 0 && c.weights[i] == 1.0;
+    m.view.skip[d] = total;
+    m.view.offsets_at[d] = m.image.append(dims[d].offsets);
+    m.view.positions_at[d] = m.image.append(dims[d].positions);
+    m.view.weights_at[d] = m.image.append(dims[d].weights);
+  }
+  return m;
+}
+
+MapImage direct_map_image(const AggregationMap& map) {
+  std::vector<CsrDimension> dims;
   for (size_t d = 0; d < map.dimension_count(); ++d) {
     const DimensionMap& m = map.dimension(d);
-    v.shift[d] = map.codec().shift(d);
-    v.mask[d] = map.codec().mask(d);
-    v.stride[d] = map.stride(d);
-    v.offsets_at[d] = append(m.offsets.data(), m.offsets.size() * sizeof(uint32_t));
-    v.positions_at[d] = append(m.positions.data(), m.positions.size() * sizeof(uint32_t));
-    v.weights_at[d] = append(m.weights.data(), m.weights.size() * sizeof(double));
+    dims.push_back({map.codec().shift(d), map.codec().mask(d), map.stride(d), m.offsets, m.positions, m.weights});
   }
-  return image;
+  return build_map_image(dims);
+}
+
+// Phase 1 of two-phase aggregation: each relevant base has one target, its
+// class, with weight 1, so a fact adds its raw value to its class tuple.
+MapImage class_map_image(const AggregationMap& map, const TargetClasses& classes) {
+  std::vector<std::vector<uint32_t>> offsets(classes.dims.size()), positions(classes.dims.size());
+  std::vector<std::vector<double>> weights(classes.dims.size());
+  std::vector<CsrDimension> dims;
+  for (size_t d = 0; d < classes.dims.size(); ++d) {
+    const auto& of = classes.dims[d].class_of_base;
+    offsets[d].push_back(0);
+    for (uint32_t c : of) {
+      if (c != kNoClass) {
+        positions[d].push_back(c);
+        weights[d].push_back(1.0);
+      }
+      offsets[d].push_back(static_cast<uint32_t>(positions[d].size()));
+    }
+    dims.push_back({map.codec().shift(d), map.codec().mask(d), classes.strides[d], offsets[d], positions[d], weights[d]});
+  }
+  return build_map_image(dims);
+}
+
+// Phase 2: class tuple -> the class lists' targets and weights.
+struct ExpandImage {
+  ByteImage image;
+  ExpandMap view{};
+};
+
+ExpandImage expand_image(const AggregationMap& map, const TargetClasses& classes) {
+  ExpandImage e;
+  e.view.dims = static_cast<int>(classes.dims.size());
+  for (size_t d = 0; d < classes.dims.size(); ++d) {
+    const DimensionClasses& c = classes.dims[d];
+    e.view.class_stride[d] = classes.strides[d];
+    e.view.class_count[d] = std::max<uint32_t>(c.count(), 1);
+    e.view.target_stride[d] = map.stride(d);
+    e.view.offsets_at[d] = e.image.append(c.offsets);
+    e.view.positions_at[d] = e.image.append(c.positions);
+    e.view.weights_at[d] = e.image.append(c.weights);
+  }
+  return e;
 }
 
 // Whether cell i is relevant: on a relevant page, with a value, and with a
@@ -90,6 +160,7 @@ struct IsRelevant {
     if (v != v) return false;
     const uint64_t key = keys[i];
     for (int d = 0; d < map.dims; ++d) {
+      if (map.skip[d]) continue;
       const uint32_t b = static_cast<uint32_t>((key >> map.shift[d]) & map.mask[d]);
       const uint32_t* offsets = reinterpret_cast<const uint32_t*>(map.global + map.offsets_at[d]);
       if (offsets[b] == offsets[b + 1]) return false;
@@ -232,6 +303,71 @@ namespace {
 
 using namespace gpu;
 
+// Device arrays of one target store; they grow and are reused by queries.
+struct TableBuffers {
+  DeviceBuffer<uint64_t> keys;
+  DeviceBuffer<double> sum;
+  DeviceBuffer<unsigned long long> count, min, max;
+  DeviceBuffer<uint8_t> touched;
+  DeviceBuffer<unsigned> overflow;
+
+  // Allocates and clears a store of `targets` targets, `copies` each.
+  TargetTable prepare(StoreKind store, uint64_t targets, unsigned copies, uint64_t hash_slots, int fields,
+                      cudaStream_t s) {
+    TargetTable t{};
+    t.copies = copies;
+    t.targets = targets;
+    t.slots = store == StoreKind::hash ? hash_slots : (store == StoreKind::shared ? targets : targets * copies);
+    if (store == StoreKind::hash) {
+      keys.reserve(t.slots);
+      t.keys = keys.data();
+      fill_u64<<<256, 256, 0, s>>>(t.keys, t.slots, kEmptyKey);
+      GPUOLAP_CHECK_LAUNCH("fill_u64");
+    }
+    if (fields & kSum) {
+      sum.reserve(t.slots);
+      t.sum = sum.data();
+      GPUOLAP_CUDA_CHECK(cudaMemsetAsync(t.sum, 0, t.slots * sizeof(double), s));
+    }
+    if (fields & kCount) {
+      count.reserve(t.slots);
+      t.count = count.data();
+      GPUOLAP_CUDA_CHECK(cudaMemsetAsync(t.count, 0, t.slots * sizeof(unsigned long long), s));
+    }
+    if (fields & kMin) {
+      min.reserve(t.slots);
+      t.min = min.data();
+      fill_u64<<<256, 256, 0, s>>>(reinterpret_cast<uint64_t*>(t.min), t.slots, kMinIdentity);
+      GPUOLAP_CHECK_LAUNCH("fill_u64");
+    }
+    if (fields & kMax) {
+      max.reserve(t.slots);
+      t.max = max.data();
+      GPUOLAP_CUDA_CHECK(cudaMemsetAsync(t.max, 0, t.slots * sizeof(unsigned long long), s));
+    }
+    if (store != StoreKind::hash) {
+      touched.reserve(t.slots);
+      t.touched = touched.data();
+      GPUOLAP_CUDA_CHECK(cudaMemsetAsync(t.touched, 0, t.slots, s));
+    }
+    overflow.reserve(1);
+    t.overflow = overflow.data();
+    GPUOLAP_CUDA_CHECK(cudaMemsetAsync(t.overflow, 0, sizeof(unsigned), s));
+    return t;
+  }
+};
+
+void reduce_dense_table(const TargetTable& t, int fields, Cell* cells, uint8_t* nonempty, cudaStream_t s) {
+  const int grid = static_cast<int>(std::min<uint64_t>(4096, (t.targets + 255) / 256));
+  switch (fields) {
+    case kSumFields: reduce_dense<kSumFields><<<grid, 256, 0, s>>>(t, cells, nonempty); break;
+    case kSumCountFields: reduce_dense<kSumCountFields><<<grid, 256, 0, s>>>(t, cells, nonempty); break;
+    case kMinFields: reduce_dense<kMinFields><<<grid, 256, 0, s>>>(t, cells, nonempty); break;
+    default: reduce_dense<kMaxFields><<<grid, 256, 0, s>>>(t, cells, nonempty); break;
+  }
+  GPUOLAP_CHECK_LAUNCH("reduce_dense");
+}
+
 class GpuEngine final : public Engine {
  public:
   explicit GpuEngine(const GpuOptions& o) : options_(o) {
@@ -248,17 +384,17 @@ class GpuEngine final : public Engine {
   AreaResult run(const FactTable& facts, const AggregationMap& map, const AreaQuery& query) override;
 
  private:
-  struct Plan {
+  // How the kernel over the facts runs: into which store, with how many
+  // copies per target, which pre-aggregation and launch shape.
+  struct StagePlan {
     StoreKind store;
     Preagg preagg;
     unsigned copies;
-    bool compact;
-    bool constant_map;
     int block;
     int grid;
     size_t shared_bytes;
   };
-  Plan choose(const FactTable& facts, const AggregationMap& map, int fields, size_t map_bytes) const;
+  StagePlan choose_stage(uint64_t targets, int fields, bool dense_only) const;
   AreaResult compact_dense(const TargetTable& t, int fields, Aggregate a, StageClock& clock);
   AreaResult compact_hash(const TargetTable& t, int fields, Aggregate a, StageClock& clock);
   AreaResult download(uint64_t n, const uint64_t* targets, const Cell* cells, Aggregate a, StageClock& clock);
@@ -276,21 +412,16 @@ class GpuEngine final : public Engine {
   std::string plan_;
 
   // Reused between queries; they only grow.
-  DeviceBuffer<uint8_t> map_global_, page_relevant_, nonempty_, temp_;
+  TableBuffers first_, second_;  // the store of the facts' kernel; phase 2's
+  DeviceBuffer<uint8_t> map_global_, expand_global_, page_relevant_, nonempty_, phase1_nonempty_, temp_;
   DeviceBuffer<uint32_t> cells_, slots_, slots_sorted_;
-  DeviceBuffer<uint64_t> selected_count_, keys_, keys_sorted_, out_targets_;
-  DeviceBuffer<double> sum_;
-  DeviceBuffer<unsigned long long> count_, min_, max_;
-  DeviceBuffer<uint8_t> touched_;
-  DeviceBuffer<unsigned> overflow_;
-  DeviceBuffer<Cell> cells_a_, cells_b_;
+  DeviceBuffer<uint64_t> selected_count_, keys_sorted_, out_targets_;
+  DeviceBuffer<Cell> cells_a_, cells_b_, phase1_cells_;
   DeviceBuffer<double> out_values_;
 };
 
-GpuEngine::Plan GpuEngine::choose(const FactTable& facts, const AggregationMap& map, int fields,
-                                  size_t map_bytes) const {
-  const uint64_t targets = map.target_count();
-  Plan p{};
+GpuEngine::StagePlan GpuEngine::choose_stage(uint64_t targets, int fields, bool dense_only) const {
+  StagePlan p{};
   // Copies of each target (the thesis' parallel hash functions): enough to
   // spread few hot targets over many slots, one for large areas.
   p.copies = options_.phf > 0 ? static_cast<unsigned>(options_.phf)
@@ -305,7 +436,7 @@ GpuEngine::Plan GpuEngine::choose(const FactTable& facts, const AggregationMap& 
                             shared_limit));
     p.store = StoreKind::shared;
     p.copies = 1;
-  } else if (options_.variant == "dense" || (options_.variant == "auto" && dense_fits)) {
+  } else if (options_.variant == "dense" || (options_.variant == "auto" && dense_fits) || dense_only) {
     if (!dense_fits)
       throw InputError(text("gpu engine: variant dense needs ", targets * p.copies, " slots for ", targets,
                             " targets x ", p.copies, " copies; at most 2^27"));
@@ -314,11 +445,6 @@ GpuEngine::Plan GpuEngine::choose(const FactTable& facts, const AggregationMap& 
     p.store = StoreKind::hash;
   }
   p.preagg = options_.preagg == "auto" ? (targets <= 65536 ? Preagg::match : Preagg::none) : parse_preagg(options_.preagg);
-  p.compact = options_.prefilter == "compact";
-  p.constant_map = options_.map_memory == "constant" || (options_.map_memory == "auto" && map_bytes <= kConstantMapBytes);
-  if (options_.map_memory == "constant" && map_bytes > kConstantMapBytes)
-    throw InputError(text("gpu engine: the aggregation map takes ", map_bytes, " bytes, more than the ",
-                          kConstantMapBytes, " of constant memory"));
   p.block = options_.block > 0 ? options_.block : 256;
   p.shared_bytes = p.store == StoreKind::shared ? targets * shared_bytes_per_target(fields) : 0;
   if (options_.grid > 0) {
@@ -327,7 +453,6 @@ GpuEngine::Plan GpuEngine::choose(const FactTable& facts, const AggregationMap& 
     const int resident = resident_blocks_per_sm(p.store, p.preagg, fields, p.block, p.shared_bytes);
     p.grid = std::max(1, resident) * props_.multiProcessorCount;
   }
-  (void)facts;
   return p;
 }
 
@@ -339,26 +464,50 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
     throw InputError("gpu engine: more than 2^32 facts are not supported yet");
   GPUOLAP_CUDA_CHECK(cudaSetDevice(device_));
   const int fields = fields_of(query.aggregate);
+  const uint64_t targets = map.target_count();
   StageClock clock(stream_);
 
   clock.start("upload");
   cube_.ensure(facts, query.measure, stream_);
   clock.stop();
 
+  // Two-phase when the facts fall into few class tuples: far fewer updates
+  // than one per (fact, target).
   clock.start("map");
-  MapImage image = build_map_image(map);
-  const Plan plan = choose(facts, map, fields, image.bytes.size());
-  map_global_.upload(image.bytes, stream_);
+  const uint64_t max_cells = std::min<uint64_t>(uint64_t{1} << 22, std::max<uint64_t>(1024, facts.size() / 4));
+  TargetClasses classes;
+  if (options_.two_phase != "off") classes = target_classes(map, max_cells);
+  const bool two_phase = classes.cells > 0;
+  if (options_.two_phase == "on" && !two_phase)
+    throw InputError(text("gpu engine: two-phase aggregation needs at most ", max_cells,
+                          " class tuples; this area has more"));
+  MapImage image = two_phase ? class_map_image(map, classes) : direct_map_image(map);
+  const size_t map_bytes = image.image.bytes.size();
+  const bool constant_map =
+      options_.map_memory == "constant" || (options_.map_memory == "auto" && map_bytes <= kConstantMapBytes);
+  if (options_.map_memory == "constant" && map_bytes > kConstantMapBytes)
+    throw InputError(text("gpu engine: the aggregation map takes ", map_bytes, " bytes, more than the ",
+                          kConstantMapBytes, " of constant memory"));
+  const uint64_t first_targets = two_phase ? classes.cells : targets;
+  const StagePlan plan = choose_stage(first_targets, fields, two_phase);
+  map_global_.upload(image.image.bytes, stream_);
   image.view.global = map_global_.data();
-  image.view.in_constant = plan.constant_map;
-  if (plan.constant_map) upload_constant_map(image.bytes.data(), image.bytes.size(), stream_);
+  image.view.in_constant = constant_map;
+  if (constant_map) upload_constant_map(image.image.bytes.data(), map_bytes, stream_);
+  ExpandImage expand;
+  if (two_phase) {
+    expand = expand_image(map, classes);
+    expand_global_.upload(expand.image.bytes, stream_);
+    expand.view.global = expand_global_.data();
+  }
   clock.stop();
 
   // Prefilter. Page summaries are on the host: a page is skipped when some
   // dimension has no relevant base id in the page's range.
+  const bool compact = options_.prefilter == "compact";
   clock.start("prefilter");
   KernelInput input{cube_.keys(), cube_.values(query.measure), nullptr, facts.size()};
-  if (plan.compact && facts.size() > 0) {
+  if (compact && facts.size() > 0) {
     std::vector<uint8_t> pages(facts.page_count());
     for (size_t p = 0; p < pages.size(); ++p) {
       bool ok = true;
@@ -368,7 +517,7 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
     }
     page_relevant_.upload(pages, stream_);
     cells_.reserve(facts.size());
-    selected_count_.reserve(1);
+    selected_count_.reserve(2);
     IsRelevant relevant{cube_.keys(), cube_.values(query.measure), page_relevant_.data(), facts.page_size(),
                         image.view};
     thrust::counting_iterator<uint32_t> all(0);
@@ -382,53 +531,11 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
   }
   clock.stop();
 
-  const uint64_t targets = map.target_count();
   for (uint64_t capacity_factor = 2;; capacity_factor *= 2) {
     clock.start("table");
-    TargetTable t{};
-    t.copies = plan.copies;
-    t.targets = targets;
-    if (plan.store == StoreKind::hash) {
-      const uint64_t expected = std::min<uint64_t>(targets, std::max<uint64_t>(input.n, 1)) * plan.copies;
-      t.slots = next_pow2(std::max<uint64_t>(1024, expected * capacity_factor));
-    } else {
-      t.slots = targets * plan.copies;
-    }
-    if (plan.store == StoreKind::hash) {
-      keys_.reserve(t.slots);
-      t.keys = keys_.data();
-      fill_u64<<<256, 256, 0, stream_>>>(t.keys, t.slots, kEmptyKey);
-      GPUOLAP_CHECK_LAUNCH("fill_u64");
-    }
-    if (fields & kSum) {
-      sum_.reserve(t.slots);
-      t.sum = sum_.data();
-      GPUOLAP_CUDA_CHECK(cudaMemsetAsync(t.sum, 0, t.slots * sizeof(double), stream_));
-    }
-    if (fields & kCount) {
-      count_.reserve(t.slots);
-      t.count = count_.data();
-      GPUOLAP_CUDA_CHECK(cudaMemsetAsync(t.count, 0, t.slots * sizeof(unsigned long long), stream_));
-    }
-    if (fields & kMin) {
-      min_.reserve(t.slots);
-      t.min = min_.data();
-      fill_u64<<<256, 256, 0, stream_>>>(reinterpret_cast<uint64_t*>(t.min), t.slots, kMinIdentity);
-      GPUOLAP_CHECK_LAUNCH("fill_u64");
-    }
-    if (fields & kMax) {
-      max_.reserve(t.slots);
-      t.max = max_.data();
-      GPUOLAP_CUDA_CHECK(cudaMemsetAsync(t.max, 0, t.slots * sizeof(unsigned long long), stream_));
-    }
-    if (plan.store != StoreKind::hash) {
-      touched_.reserve(t.slots);
-      t.touched = touched_.data();
-      GPUOLAP_CUDA_CHECK(cudaMemsetAsync(t.touched, 0, t.slots, stream_));
-    }
-    overflow_.reserve(1);
-    t.overflow = overflow_.data();
-    GPUOLAP_CUDA_CHECK(cudaMemsetAsync(t.overflow, 0, sizeof(unsigned), stream_));
+    const uint64_t expected = std::min<uint64_t>(first_targets, std::max<uint64_t>(input.n, 1)) * plan.copies;
+    const TargetTable t = first_.prepare(plan.store, first_targets, plan.copies,
+                                         next_pow2(std::max<uint64_t>(1024, expected * capacity_factor)), fields, stream_);
     clock.stop();
 
     clock.start("aggregate");
@@ -437,17 +544,42 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
                        input, image.view, t);
     clock.stop();
 
-    if (plan.store == StoreKind::hash && overflow_.download(1, stream_)[0] != 0) {
+    if (plan.store == StoreKind::hash && first_.overflow.download(1, stream_)[0] != 0) {
       clock.reset();  // the retry's stages replace the failed attempt's
       continue;
     }
-    AreaResult result = plan.store == StoreKind::hash ? compact_hash(t, fields, query.aggregate, clock)
-                                                      : compact_dense(t, fields, query.aggregate, clock);
+    AreaResult result;
+    std::string expand_plan;
+    if (two_phase) {
+      clock.start("expand");
+      phase1_cells_.reserve(first_targets);
+      phase1_nonempty_.reserve(first_targets);
+      reduce_dense_table(t, fields, phase1_cells_.data(), phase1_nonempty_.data(), stream_);
+      const bool dense = targets <= (uint64_t{1} << 27);
+      // Every class tuple adds to each target at most once: a hash store
+      // needs at most (class tuples x fan-out) slots, bounded by the area.
+      const TargetTable final_table = second_.prepare(dense ? StoreKind::dense : StoreKind::hash, targets, 1,
+                                                      next_pow2(std::max<uint64_t>(1024, 2 * std::min<uint64_t>(
+                                                          targets, first_targets * 64))), fields, stream_);
+      const int grid = static_cast<int>(std::min<uint64_t>(props_.multiProcessorCount * 8, (first_targets + 127) / 128));
+      launch_expand(dense ? StoreKind::dense : StoreKind::hash, fields, LaunchShape{std::max(grid, 1), 128, 0, stream_},
+                    phase1_cells_.data(), phase1_nonempty_.data(), first_targets, expand.view, final_table);
+      clock.stop();
+      if (!dense && second_.overflow.download(1, stream_)[0] != 0)
+        throw GpuError("gpu engine: phase 2 hash store overflowed");
+      result = dense ? compact_dense(final_table, fields, query.aggregate, clock)
+                     : compact_hash(final_table, fields, query.aggregate, clock);
+      expand_plan = text("two-phase: ", classes.cells, " class tuples, then ", dense ? "dense" : "hash",
+                         " store of the area; ");
+    } else {
+      result = plan.store == StoreKind::hash ? compact_hash(t, fields, query.aggregate, clock)
+                                             : compact_dense(t, fields, query.aggregate, clock);
+    }
     stages_ = clock.read();
-    plan_ = text("store ", store_name(plan.store), ", copies ", plan.copies, ", preagg ", preagg_name(plan.preagg),
-                 ", prefilter ", plan.compact ? "compact" : "fused", ", map in ",
-                 plan.constant_map ? "constant" : "global", " memory, grid ", plan.grid, " x ", plan.block,
-                 " threads", plan.compact ? text(", ", input.n, " relevant cells") : std::string());
+    plan_ = text(expand_plan, "store ", store_name(plan.store), ", copies ", plan.copies, ", preagg ",
+                 preagg_name(plan.preagg), ", prefilter ", compact ? "compact" : "fused", ", map in ",
+                 constant_map ? "constant" : "global", " memory, grid ", plan.grid, " x ", plan.block, " threads",
+                 compact ? text(", ", input.n, " relevant cells") : std::string());
     return result;
   }
 }
@@ -456,14 +588,7 @@ AreaResult GpuEngine::compact_dense(const TargetTable& t, int fields, Aggregate 
   clock.start("compact");
   cells_a_.reserve(t.targets);
   nonempty_.reserve(t.targets);
-  const int grid = std::min<uint64_t>(4096, (t.targets + 255) / 256);
-  switch (fields) {
-    case kSumFields: reduce_dense<kSumFields><<<grid, 256, 0, stream_>>>(t, cells_a_.data(), nonempty_.data()); break;
-    case kSumCountFields: reduce_dense<kSumCountFields><<<grid, 256, 0, stream_>>>(t, cells_a_.data(), nonempty_.data()); break;
-    case kMinFields: reduce_dense<kMinFields><<<grid, 256, 0, stream_>>>(t, cells_a_.data(), nonempty_.data()); break;
-    default: reduce_dense<kMaxFields><<<grid, 256, 0, stream_>>>(t, cells_a_.data(), nonempty_.data()); break;
-  }
-  GPUOLAP_CHECK_LAUNCH("reduce_dense");
+  reduce_dense_table(t, fields, cells_a_.data(), nonempty_.data(), stream_);
   out_targets_.reserve(t.targets);
   cells_b_.reserve(t.targets);
   selected_count_.reserve(1);
@@ -568,6 +693,7 @@ std::unique_ptr<Engine> make_gpu_engine(const GpuOptions& o) {
   one_of("preagg", o.preagg, {"auto", "none", "lane0", "stride", "match"});
   one_of("prefilter", o.prefilter, {"auto", "compact", "fused"});
   one_of("map-memory", o.map_memory, {"auto", "constant", "global"});
+  one_of("two-phase", o.two_phase, {"auto", "on", "off"});
   if (o.phf < 0) throw InputError("--phf must be at least 1 (0 lets the engine choose)");
   if (o.block != 0 && (o.block < 32 || o.block > 1024 || o.block % 32 != 0))
     throw InputError("--block must be a multiple of 32 between 32 and 1024");

@@ -1,0 +1,36 @@
+#pragma once
+// Two-phase aggregation (past the thesis): the bases of a dimension whose
+// target lists — positions and weights — are equal form a class. Phase 1
+// aggregates the raw values of the facts per tuple of classes, one update
+// per fact into a small dense space; phase 2 expands each class tuple to its
+// targets. Sums differ from direct aggregation only by rounding; counts,
+// mins and maxes are exact, because every fact of a class tuple has the same
+// weight w, and w·min(v) (w·max(v) for negative w) is the minimum of w·v.
+#include <cstdint>
+#include <vector>
+
+#include "gpuolap/aggregation_map.hpp"
+
+namespace gpuolap::gpu {
+
+inline constexpr uint32_t kNoClass = UINT32_MAX;
+
+struct DimensionClasses {
+  std::vector<uint32_t> class_of_base;  // kNoClass where the base has no target
+  std::vector<uint32_t> offsets;        // class c's targets: [offsets[c], offsets[c + 1])
+  std::vector<uint32_t> positions;
+  std::vector<double> weights;
+  uint32_t count() const { return static_cast<uint32_t>(offsets.size() - 1); }
+};
+
+struct TargetClasses {
+  std::vector<DimensionClasses> dims;
+  std::vector<uint64_t> strides;  // of a class tuple number, last dimension fastest
+  uint64_t cells = 0;             // class tuples: the phase-1 space
+};
+
+// The classes of a map; `cells` is 0 when the class-tuple space would exceed
+// `max_cells` (two-phase aggregation then gains nothing).
+TargetClasses target_classes(const AggregationMap& map, uint64_t max_cells);
+
+}  // namespace gpuolap::gpu
