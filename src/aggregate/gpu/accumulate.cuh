@@ -21,6 +21,9 @@ constexpr int kSumFields = kSum;
 constexpr int kSumCountFields = kSum | kCount;
 constexpr int kMinFields = kMin;
 constexpr int kMaxFields = kMax;
+// Phase 1 of two-phase aggregation keeps both: a negative weight turns the
+// maximum of the values into the minimum of the contributions.
+constexpr int kMinMaxFields = kMin | kMax;
 
 // Monotone map from doubles to unsigned integers: a < b <=> enc(a) < enc(b).
 __host__ __device__ inline uint64_t encode_ordered(double v) {

@@ -161,65 +161,95 @@ struct KernelInput {
   uint64_t n;             // cells to visit
 };
 
+// One source cell: walk its targets (the cartesian product of its
+// dimensions' target lists), pre-aggregate across the warp, add. All lanes
+// of a warp call this together; `present` is false for lanes past the end.
+template <class Store, Preagg P, int F>
+__device__ __forceinline__ void aggregate_cell(bool present, uint64_t key, double value, const DeviceMap& map,
+                                               Store& store, unsigned copy) {
+  uint32_t at[kMaxDims], begin[kMaxDims], end[kMaxDims];
+  unsigned count = present && value == value ? 1u : 0u;  // NaN: no value for this measure
+#pragma unroll
+  for (int d = 0; d < kMaxDims; ++d) {
+    if (d < map.dims && count && !map.skip[d]) {
+      const uint32_t b = static_cast<uint32_t>((key >> map.shift[d]) & map.mask[d]);
+      begin[d] = at[d] = map_read<uint32_t>(map, map.offsets_at[d], b);
+      end[d] = map_read<uint32_t>(map, map.offsets_at[d], b + 1);
+      count *= end[d] - begin[d];
+    }
+  }
+  const unsigned most = __reduce_max_sync(kFullWarp, count);
+  const unsigned first_lane_count = __shfl_sync(kFullWarp, count, 0);
+  for (unsigned j = 0; j < most; ++j) {
+    const bool valid = j < count;
+    uint64_t target = 0;
+    Part part = Part::identity();
+    if (valid) {
+      // The weight is multiplied in dimension order, as on the CPU, so min
+      // and max are bit-identical; __dmul_rn keeps the compiler from fusing.
+      double w = 1.0;
+#pragma unroll
+      for (int d = 0; d < kMaxDims; ++d) {
+        if (d < map.dims && !map.skip[d]) {
+          target += uint64_t{map_read<uint32_t>(map, map.positions_at[d], at[d])} * map.stride[d];
+          w = __dmul_rn(w, map_read<double>(map, map.weights_at[d], at[d]));
+        }
+      }
+      part = Part::of(__dmul_rn(w, value));
+      // Odometer: the last dimension moves fastest.
+      bool carried = true;
+#pragma unroll
+      for (int d = kMaxDims - 1; d >= 0; --d) {
+        if (d < map.dims && carried && !map.skip[d]) {
+          if (++at[d] < end[d]) carried = false;
+          else at[d] = begin[d];
+        }
+      }
+    }
+    if (warp_preaggregate<P, F>(valid, target, part, first_lane_count)) store.template add<F>(target, copy, part);
+  }
+}
+
 template <class Store, Preagg P, int F>
 __global__ void aggregate_kernel(KernelInput in, DeviceMap map, Store store) {
   extern __shared__ __align__(16) uint8_t smem[];
   store.template bind<F>(smem);
 
+  // Each thread loads a batch of cells before working on the first, so
+  // more loads are in flight than one cell per thread allows.
+  constexpr int kBatch = 4;
   const uint64_t threads = uint64_t{gridDim.x} * blockDim.x;
   const unsigned copy = static_cast<unsigned>((uint64_t{blockIdx.x} * blockDim.x + threadIdx.x) %
                                               (store.t.copies ? store.t.copies : 1));
   // The loop bound is the same for every thread of a block, so warps stay
   // converged for the warp-wide pre-aggregation.
-  for (uint64_t first = uint64_t{blockIdx.x} * blockDim.x; first < in.n; first += threads) {
-    const uint64_t i = first + threadIdx.x;
-    double value = 0.0;
-    uint32_t at[kMaxDims], begin[kMaxDims], end[kMaxDims];
-    unsigned count = 0;
-    if (i < in.n) {
-      const uint64_t cell = in.cells ? in.cells[i] : i;
-      const uint64_t key = in.keys[cell];
-      value = in.values[cell];
-      count = value == value ? 1u : 0u;  // NaN: no value for this measure
+  for (uint64_t first = uint64_t{blockIdx.x} * blockDim.x * kBatch; first < in.n; first += threads * kBatch) {
+    uint64_t keys[kBatch];
+    double values[kBatch];
+    bool present[kBatch];
 #pragma unroll
-      for (int d = 0; d < kMaxDims; ++d) {
-        if (d < map.dims && count && !map.skip[d]) {
-          const uint32_t b = static_cast<uint32_t>((key >> map.shift[d]) & map.mask[d]);
-          begin[d] = at[d] = map_read<uint32_t>(map, map.offsets_at[d], b);
-          end[d] = map_read<uint32_t>(map, map.offsets_at[d], b + 1);
-          count *= end[d] - begin[d];
-        }
+    for (int u = 0; u < kBatch; ++u) {
+      const uint64_t i = first + uint64_t{u} * blockDim.x + threadIdx.x;
+      present[u] = i < in.n;
+      keys[u] = 0;
+      values[u] = 0.0;
+      if (present[u]) {
+        const uint64_t cell = in.cells ? in.cells[i] : i;
+        keys[u] = in.keys[cell];
+        values[u] = in.values[cell];
       }
     }
-    const unsigned most = __reduce_max_sync(kFullWarp, count);
-    const unsigned first_lane_count = __shfl_sync(kFullWarp, count, 0);
-    for (unsigned j = 0; j < most; ++j) {
-      const bool valid = j < count;
-      uint64_t target = 0;
-      Part part = Part::identity();
-      if (valid) {
-        // The weight is multiplied in dimension order, as on the CPU, so min
-        // and max are bit-identical; __dmul_rn keeps the compiler from fusing.
-        double w = 1.0;
+    // Not unrolled (the body is large): shift the batch instead of indexing
+    // it, so it stays in registers.
+#pragma unroll 1
+    for (int u = 0; u < kBatch; ++u) {
+      aggregate_cell<Store, P, F>(present[0], keys[0], values[0], map, store, copy);
 #pragma unroll
-        for (int d = 0; d < kMaxDims; ++d) {
-          if (d < map.dims && !map.skip[d]) {
-            target += uint64_t{map_read<uint32_t>(map, map.positions_at[d], at[d])} * map.stride[d];
-            w = __dmul_rn(w, map_read<double>(map, map.weights_at[d], at[d]));
-          }
-        }
-        part = Part::of(__dmul_rn(w, value));
-        // Odometer: the last dimension moves fastest.
-        bool carried = true;
-#pragma unroll
-        for (int d = kMaxDims - 1; d >= 0; --d) {
-          if (d < map.dims && carried && !map.skip[d]) {
-            if (++at[d] < end[d]) carried = false;
-            else at[d] = begin[d];
-          }
-        }
+      for (int v = 0; v + 1 < kBatch; ++v) {
+        keys[v] = keys[v + 1];
+        values[v] = values[v + 1];
+        present[v] = present[v + 1];
       }
-      if (warp_preaggregate<P, F>(valid, target, part, first_lane_count)) store.template add<F>(target, copy, part);
     }
   }
   store.template flush<F>();

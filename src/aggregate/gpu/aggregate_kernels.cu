@@ -38,6 +38,7 @@ auto dispatch_fields(int fields, Fn& fn) {
     case kSumFields: return fn.template call<Store, P, kSumFields>();
     case kSumCountFields: return fn.template call<Store, P, kSumCountFields>();
     case kMinFields: return fn.template call<Store, P, kMinFields>();
+    case kMinMaxFields: return fn.template call<Store, P, kMinMaxFields>();
     default: return fn.template call<Store, P, kMaxFields>();
   }
 }
