@@ -59,10 +59,10 @@ class Engine {
 // engine choose from the query's shape.
 struct GpuOptions {
   std::string variant = "auto";    // auto | hash | dense | shared
-  int phf = 0;                     // parallel hash functions (copies of each target)
+  int phf = 0;                     // parallel hash functions: copies of each target (shared: replicas per block)
   std::string preagg = "auto";     // auto | none | lane0 | stride | match
   std::string prefilter = "auto";  // auto | compact (thesis: CUB select first) | fused
-  std::string map_memory = "auto"; // auto (constant when it fits) | constant | global
+  std::string map_memory = "auto"; // auto (global) | constant (the thesis' choice) | global
   std::string two_phase = "auto";  // auto | on | off: aggregate per class tuple, then expand
   int block = 0;                   // threads per block
   int grid = 0;                    // blocks

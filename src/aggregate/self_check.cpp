@@ -17,7 +17,6 @@ std::vector<GpuOptions> gpu_option_grid() {
         for (const char* map_memory : {"constant", "global"})
           for (const char* two_phase : {"off", "auto"})
           for (int phf : {1, 3, 32}) {
-            if (std::string(variant) == "shared" && phf != 1) continue;  // one block-private copy
             GpuOptions o;
             o.two_phase = two_phase;
             o.variant = variant;

@@ -73,7 +73,6 @@ std::vector<Contender> contenders(const BenchOptions& o) {
     for (const char* variant : {"hash", "dense", "shared"})
       for (const char* preagg : {"none", "lane0", "stride", "match"})
         for (int phf : {1, 8, 64}) {
-          if (std::string(variant) == "shared" && phf != 1) continue;
           GpuOptions g = o.gpu;
           g.variant = variant;
           g.preagg = preagg;

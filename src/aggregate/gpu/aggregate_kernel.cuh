@@ -31,6 +31,7 @@ struct TargetTable {
   uint64_t slots;          // hash: capacity (a power of two); dense: targets * copies
   uint64_t targets;        // dense: targets of the area
   unsigned copies;
+  unsigned replicas;       // shared store: copies per block
   unsigned* overflow;      // hash: set when a probe went round the table
 };
 
@@ -96,6 +97,10 @@ struct DenseStore {
 
 // Block-private accumulators in shared memory, flushed to one dense copy in
 // global memory when the block is done.
+// Block-private accumulators in shared memory, flushed to one dense copy in
+// global memory when the block is done. With few targets, each warp (or
+// group of warps) gets its own replica, so warps never contend for a slot
+// (shared-memory double atomics are compare-and-swap loops on sm_90).
 struct SharedStore {
   TargetTable t;
   double* sum;
@@ -103,12 +108,14 @@ struct SharedStore {
   unsigned long long* min;
   unsigned long long* max;
   uint8_t* touched;
+  uint64_t base;  // this thread's replica: replica * targets
 
   template <int F>
   __device__ void bind(uint8_t* smem) {
-    // Layout: 8-byte fields first, then counts, then touched flags.
+    // Layout: 8-byte fields first, then counts, then touched flags; each
+    // array holds `replicas` copies of the targets.
     uint8_t* p = smem;
-    const uint64_t n = t.targets;
+    const uint64_t n = t.targets * t.replicas;
     if (F & kSum) { sum = reinterpret_cast<double*>(p); p += 8 * n; }
     if (F & kMin) { min = reinterpret_cast<unsigned long long*>(p); p += 8 * n; }
     if (F & kMax) { max = reinterpret_cast<unsigned long long*>(p); p += 8 * n; }
@@ -121,28 +128,38 @@ struct SharedStore {
       if (F & kCount) count[i] = 0;
       touched[i] = 0;
     }
+    base = uint64_t{(threadIdx.x / 32) % t.replicas} * t.targets;
     __syncthreads();
   }
   template <int F>
   __device__ void add(uint64_t target, unsigned, const Part& p) {
-    if (!touched[target]) touched[target] = 1;
-    if (F & kSum) atomicAdd(&sum[target], p.sum);
-    if (F & kCount) atomicAdd(&count[target], p.count);
-    if (F & kMin) atomicMin(&min[target], static_cast<unsigned long long>(p.min));
-    if (F & kMax) atomicMax(&max[target], static_cast<unsigned long long>(p.max));
+    const uint64_t i = base + target;
+    if (!touched[i]) touched[i] = 1;
+    if (F & kSum) atomicAdd(&sum[i], p.sum);
+    if (F & kCount) atomicAdd(&count[i], p.count);
+    if (F & kMin) atomicMin(&min[i], static_cast<unsigned long long>(p.min));
+    if (F & kMax) atomicMax(&max[i], static_cast<unsigned long long>(p.max));
   }
   template <int F>
   __device__ void flush() {
     __syncthreads();
-    for (uint64_t i = threadIdx.x; i < t.targets; i += blockDim.x) {
-      if (!touched[i]) continue;
-      if (!t.touched[i]) t.touched[i] = 1;
+    for (uint64_t x = threadIdx.x; x < t.targets; x += blockDim.x) {
       Part p{0.0, 0u, kMinIdentity, kMaxIdentity};
-      if (F & kSum) p.sum = sum[i];
-      if (F & kCount) p.count = count[i];
-      if (F & kMin) p.min = min[i];
-      if (F & kMax) p.max = max[i];
-      add_to_slot<F>(t, i, p);
+      bool any = false;
+      for (unsigned r = 0; r < t.replicas; ++r) {
+        const uint64_t i = uint64_t{r} * t.targets + x;
+        if (!touched[i]) continue;
+        any = true;
+        Part q{0.0, 0u, kMinIdentity, kMaxIdentity};
+        if (F & kSum) q.sum = sum[i];
+        if (F & kCount) q.count = count[i];
+        if (F & kMin) q.min = min[i];
+        if (F & kMax) q.max = max[i];
+        p.merge<F>(q);
+      }
+      if (!any) continue;
+      if (!t.touched[x]) t.touched[x] = 1;
+      add_to_slot<F>(t, x, p);
     }
   }
 };

@@ -315,9 +315,12 @@ struct TableBuffers {
   TargetTable prepare(StoreKind store, uint64_t targets, unsigned copies, uint64_t hash_slots, int fields,
                       cudaStream_t s) {
     TargetTable t{};
-    t.copies = copies;
+    // A shared store's copies are replicas in each block's shared memory;
+    // it flushes into one dense copy in global memory.
+    t.copies = store == StoreKind::shared ? 1 : copies;
+    t.replicas = store == StoreKind::shared ? copies : 1;
     t.targets = targets;
-    t.slots = store == StoreKind::hash ? hash_slots : (store == StoreKind::shared ? targets : targets * copies);
+    t.slots = store == StoreKind::hash ? hash_slots : targets * t.copies;
     if (store == StoreKind::hash) {
       keys.reserve(t.slots);
       t.keys = keys.data();
@@ -434,7 +437,15 @@ GpuEngine::StagePlan GpuEngine::choose_stage(uint64_t targets, int fields, bool 
   const unsigned dense_copies =
       options_.phf > 0 ? p.copies : static_cast<unsigned>(std::clamp<uint64_t>((uint64_t{1} << 22) / area, 1, 32));
   const size_t shared_limit = props_.sharedMemPerBlockOptin - 1024;
-  const bool shared_fits = targets * shared_bytes_per_target(fields) <= shared_limit;
+  const uint64_t replica_bytes = area * shared_bytes_per_target(fields);
+  const bool shared_fits = replica_bytes <= shared_limit;
+  // Replicas per block: one per warp while they take at most 48 KB (more
+  // shared memory per block would cost resident blocks), or --phf.
+  const uint64_t warps = static_cast<uint64_t>(options_.block > 0 ? options_.block : 256) / 32;
+  const unsigned replicas = static_cast<unsigned>(std::clamp<uint64_t>(
+      options_.phf > 0 ? std::min<uint64_t>(options_.phf, shared_limit / std::max<uint64_t>(replica_bytes, 1))
+                       : (48 * 1024) / std::max<uint64_t>(replica_bytes, 1),
+      1, warps));
   const bool dense_fits = targets * dense_copies <= (uint64_t{1} << 27);
   if (options_.variant == "shared" || (options_.variant == "auto" && shared_fits)) {
     if (!shared_fits)
@@ -442,7 +453,7 @@ GpuEngine::StagePlan GpuEngine::choose_stage(uint64_t targets, int fields, bool 
                             " bytes of shared memory per block for ", targets, " targets; this GPU allows ",
                             shared_limit));
     p.store = StoreKind::shared;
-    p.copies = 1;
+    p.copies = replicas;
   } else if (options_.variant == "dense" || (options_.variant == "auto" && dense_fits) || dense_only) {
     if (!dense_fits)
       throw InputError(text("gpu engine: variant dense needs ", targets * dense_copies, " slots for ", targets,
@@ -456,7 +467,7 @@ GpuEngine::StagePlan GpuEngine::choose_stage(uint64_t targets, int fields, bool 
   // thesis query with up to 28 K targets (H200, scale 1); past that, none.
   p.preagg = options_.preagg == "auto" ? (targets <= 65536 ? Preagg::lane0 : Preagg::none) : parse_preagg(options_.preagg);
   p.block = options_.block > 0 ? options_.block : 256;
-  p.shared_bytes = p.store == StoreKind::shared ? targets * shared_bytes_per_target(fields) : 0;
+  p.shared_bytes = p.store == StoreKind::shared ? replica_bytes * replicas : 0;
   if (options_.grid > 0) {
     p.grid = options_.grid;
   } else {
@@ -493,8 +504,10 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
                           " class tuples; this area has more"));
   MapImage image = two_phase ? class_map_image(map, classes) : direct_map_image(map);
   const size_t map_bytes = image.image.bytes.size();
-  const bool constant_map =
-      options_.map_memory == "constant" || (options_.map_memory == "auto" && map_bytes <= kConstantMapBytes);
+  // The thesis kept the map in constant memory. On Hopper that serialises
+  // the lanes' different addresses (M3 ran 10x slower than with global
+  // memory through L1), so it is used only when asked for.
+  const bool constant_map = options_.map_memory == "constant";
   if (options_.map_memory == "constant" && map_bytes > kConstantMapBytes)
     throw InputError(text("gpu engine: the aggregation map takes ", map_bytes, " bytes, more than the ",
                           kConstantMapBytes, " of constant memory"));
