@@ -53,14 +53,17 @@ __device__ inline uint64_t mix64(uint64_t x) {
   return x ^ (x >> 33);
 }
 
-// Open addressing with linear probing; copy c of a target hashes separately.
-struct HashStore {
+// Stores in global memory need no per-block set-up or flush.
+struct GlobalStore {
   TargetTable t;
   template <int F>
   __device__ void bind(uint8_t*) {}
   template <int F>
   __device__ void flush() {}
-  template <int F>
+};
+
+// Open addressing with linear probing; copy c of a target hashes separately.
+struct HashStore : GlobalStore {  template <int F>
   __device__ void add(uint64_t target, unsigned copy, const Part& p) {
     const uint64_t mask = t.slots - 1;
     uint64_t slot = mix64(target * t.copies + copy) & mask;
@@ -81,13 +84,7 @@ struct HashStore {
 };
 
 // One slot per (copy, target): no hashing when the area is small enough.
-struct DenseStore {
-  TargetTable t;
-  template <int F>
-  __device__ void bind(uint8_t*) {}
-  template <int F>
-  __device__ void flush() {}
-  template <int F>
+struct DenseStore : GlobalStore {  template <int F>
   __device__ void add(uint64_t target, unsigned copy, const Part& p) {
     const uint64_t slot = uint64_t{copy} * t.targets + target;
     if (!(F & kCount) && !t.touched[slot]) t.touched[slot] = 1;

@@ -22,24 +22,26 @@ enum class Preagg { none, lane0, stride, match };
 
 constexpr unsigned kFullWarp = 0xffffffffu;
 
-template <int F>
-__device__ inline Part shuffle_part(const Part& p, int src) {
+// Moves the kept fields of a part between lanes with `shuffle`, one of the
+// __shfl*_sync intrinsics bound to its lane argument.
+template <int F, class Shuffle>
+__device__ inline Part shuffle_fields(const Part& p, Shuffle shuffle) {
   Part q = p;
-  if (F & kSum) q.sum = __shfl_sync(kFullWarp, p.sum, src);
-  if (F & kCount) q.count = __shfl_sync(kFullWarp, p.count, src);
-  if (F & kMin) q.min = __shfl_sync(kFullWarp, p.min, src);
-  if (F & kMax) q.max = __shfl_sync(kFullWarp, p.max, src);
+  if (F & kSum) q.sum = shuffle(p.sum);
+  if (F & kCount) q.count = shuffle(p.count);
+  if (F & kMin) q.min = shuffle(p.min);
+  if (F & kMax) q.max = shuffle(p.max);
   return q;
 }
 
 template <int F>
+__device__ inline Part shuffle_part(const Part& p, int src) {
+  return shuffle_fields<F>(p, [src](auto v) { return __shfl_sync(kFullWarp, v, src); });
+}
+
+template <int F>
 __device__ inline Part shuffle_xor_part(const Part& p, int lane_mask) {
-  Part q = p;
-  if (F & kSum) q.sum = __shfl_xor_sync(kFullWarp, p.sum, lane_mask);
-  if (F & kCount) q.count = __shfl_xor_sync(kFullWarp, p.count, lane_mask);
-  if (F & kMin) q.min = __shfl_xor_sync(kFullWarp, p.min, lane_mask);
-  if (F & kMax) q.max = __shfl_xor_sync(kFullWarp, p.max, lane_mask);
-  return q;
+  return shuffle_fields<F>(p, [lane_mask](auto v) { return __shfl_xor_sync(kFullWarp, v, lane_mask); });
 }
 
 // Merges into each lane the parts of the lanes in its `group` mask (lanes
