@@ -12,6 +12,28 @@ namespace gpuolap {
 namespace {
 // Below this many facts, spreading work over threads costs more than it saves.
 constexpr size_t kParallelMinFacts = 200000;
+// `auto` on a machine with a GPU: the gpu engine, unless a query is outside
+// what it handles; then cpu-parallel, saying why in the plan.
+class GpuFirstEngine final : public Engine {
+ public:
+  explicit GpuFirstEngine(std::unique_ptr<Engine> gpu) : gpu_(std::move(gpu)) {}
+  std::string name() const override { return used_gpu_ ? gpu_->name() : cpu_.name(); }
+  AreaResult run(const FactTable& facts, const AggregationMap& map, const AreaQuery& query) override {
+    const std::string limit = gpu_engine_limit(facts, map);
+    used_gpu_ = limit.empty();
+    fallback_ = limit.empty() ? "" : "cpu-parallel, because " + limit;
+    return used_gpu_ ? gpu_->run(facts, map, query) : cpu_.run(facts, map, query);
+  }
+  StageTimes stages() const override { return used_gpu_ ? gpu_->stages() : StageTimes{}; }
+  std::string last_plan() const override { return used_gpu_ ? gpu_->last_plan() : fallback_; }
+
+ private:
+  std::unique_ptr<Engine> gpu_;
+  CpuParallelEngine cpu_;
+  bool used_gpu_ = true;
+  std::string fallback_;
+};
+
 }  // namespace
 
 const std::vector<std::string>& engine_names() {
@@ -33,7 +55,7 @@ EngineChoice make_engine(const std::string& name, size_t fact_count, const GpuOp
   if (name == "auto") {
     const GpuStatus gpu = gpu_status();
     if (gpu.cuda_build && gpu.device_count > 0)
-      return {make_gpu_engine(gpu_options), fmt::format("GPU {} found", gpu.device_name)};
+      return {std::make_unique<GpuFirstEngine>(make_gpu_engine(gpu_options)), fmt::format("GPU {} found", gpu.device_name)};
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
     if (cores > 1 && fact_count >= kParallelMinFacts)
       return {std::make_unique<CpuParallelEngine>(),

@@ -156,6 +156,8 @@ int run_info(const InfoOptions& o) {
 }
 
 int run_generate(const GenerateOptions& o) {
+  if (o.format == "store" && store_exists(o.out) && !o.force)
+    throw InputError(fmt::format("{}: already holds a cube store (use --force to replace it)", o.out));
   GeneratedCube cube = [&] {
     Progress progress("generating " + o.kind);
     return generate_cube(o.kind, o.scale, o.seed, progress.callback());
@@ -173,6 +175,7 @@ int run_generate(const GenerateOptions& o) {
   write_file(out / "schema.json", schema_to_json(cube.schema));
   for (const NamedQuery& nq : cube.queries) write_file(out / "queries" / (nq.name + ".json"), nq.json + "\n");
   if (o.format == "store") {
+    const StoreLock lock(out);
     Progress progress("writing store");
     save_store(out, cube.schema, cube.facts, progress.callback());
   } else {

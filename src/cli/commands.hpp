@@ -36,6 +36,7 @@ int run_info(const InfoOptions& o);
 
 struct GenerateOptions {
   std::string kind = "demo", out, format = "csv";
+  bool force = false;
   double scale = 1.0;
   uint64_t seed = 42;
 };

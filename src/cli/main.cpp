@@ -78,6 +78,7 @@ int main(int argc, char** argv) {
   g->add_option("--scale", gen.scale, "Fraction of the thesis' fact count (biker, machines)")->capture_default_str();
   g->add_option("--seed", gen.seed, "Random seed")->capture_default_str();
   g->add_option("--out", gen.out, "Output directory")->required();
+  g->add_flag("--force", gen.force, "Replace a cube store that is already there (--format store)");
   g->add_option("--format", gen.format, "csv (schema.json + facts.csv) or store (a cube store)")
       ->check(CLI::IsMember({"csv", "store"}))
       ->capture_default_str();

@@ -184,6 +184,9 @@ Cube load_store(const fs::path& dir, const ProgressFn& progress) {
   const fs::path path = store_file(dir);
   const std::string where = path.string();
   if (!fs::is_directory(dir)) throw InputError(fmt::format("{}: no such cube store directory", dir.string()));
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec))
+    throw InputError(fmt::format("{}: no cube store file here (create one with gpuolap create)", where));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot open: {}", where, std::strerror(errno)));
   const uint64_t file_bytes = fs::file_size(path);

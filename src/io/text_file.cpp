@@ -11,6 +11,9 @@
 namespace gpuolap {
 
 std::string read_text_file(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw InputError(fmt::format("{}: is a directory, not a file", path.string()));
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot open: {}", path.string(), std::strerror(errno)));
   std::ostringstream buffer;

@@ -222,4 +222,14 @@ TEST_F(Cli, ConcurrentWritersQueueAndLoseNothing) {
   EXPECT_EQ(q.out, "Product,Year,sum(Sales)\nb,2025,6\n");
 }
 
+TEST_F(Cli, DirectoriesWhereFilesBelongAreBadInput) {
+  fs::create_directories(dir_ / "adir");
+  expect_input_error("query --schema " + path("adir") + " --facts " + path("adir") + " --query " + path("adir"),
+                     {"adir: is a directory"});
+  expect_input_error("info --cube " + path("adir"), {"no cube store file here"});
+  ASSERT_EQ(run("generate --kind demo --format store --out " + path("g")).status, 0);
+  expect_input_error("generate --kind demo --format store --out " + path("g"), {"already holds a cube store"});
+  EXPECT_EQ(run("generate --kind demo --format store --force --out " + path("g")).status, 0);
+}
+
 }  // namespace

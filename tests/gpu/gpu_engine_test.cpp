@@ -81,5 +81,29 @@ TEST(GpuEngine, ThesisQueriesOnSmallBikerAndMachinesCubes) {
   expect_thesis_queries_match(generate_machines(0.002, 3, {}), main_variants());
 }
 
+TEST(GpuEngine, AutoAnswersOnTheCpuWhatTheGpuEngineCannot) {
+  // 17 dimensions of two bases and a total: past the gpu engine's 16.
+  std::vector<Dimension> dims;
+  for (int d = 0; d < 17; ++d)
+    dims.push_back(Dimension::build("D" + std::to_string(d), {{"a", {}}, {"b", {}}, {"All", {{"a", 1.0}, {"b", 2.0}}}}, "t"));
+  Schema schema("wide", std::move(dims), {"V"}, "t");
+  std::vector<uint64_t> keys;
+  std::vector<double> values;
+  for (uint64_t k = 0; k < 5000; k += 7) {
+    keys.push_back(k);
+    values.push_back(static_cast<double>(k % 13) - 6.0);
+  }
+  FactTable facts(schema.codec(), keys, {values});
+  AreaQuery q{0, Aggregate::sum, std::vector<std::vector<ElementId>>(17, std::vector<ElementId>{2})};
+  q.area[16] = {0, 1, 2};
+  const AggregationMap map(schema, q);
+  EngineChoice chosen = make_engine("auto", facts.size());
+  const AreaResult got = chosen.engine->run(facts, map, q);
+  EXPECT_EQ(chosen.engine->name(), "cpu-parallel");
+  EXPECT_NE(chosen.engine->last_plan().find("17 dimensions"), std::string::npos) << chosen.engine->last_plan();
+  EXPECT_EQ(compare_results(CpuSerialEngine().run(facts, map, q), got, q.aggregate, contribution_magnitudes(facts, map, 0)), "");
+  EXPECT_THROW(make_engine("gpu", facts.size()).engine->run(facts, map, q), InputError);
+}
+
 }  // namespace
 }  // namespace gpuolap

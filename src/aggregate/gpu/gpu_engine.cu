@@ -478,11 +478,7 @@ GpuEngine::StagePlan GpuEngine::choose_stage(uint64_t targets, int fields, bool 
 }
 
 AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, const AreaQuery& query) {
-  if (map.dimension_count() > static_cast<size_t>(kMaxDims))
-    throw InputError(text("gpu engine: the cube has ", map.dimension_count(),
-                          " dimensions; the gpu engine handles up to ", kMaxDims));
-  if (facts.size() >= (uint64_t{1} << 32))
-    throw InputError("gpu engine: more than 2^32 facts are not supported yet");
+  if (const std::string limit = gpu_engine_limit(facts, map); !limit.empty()) throw InputError("gpu engine: " + limit);
   GPUOLAP_CUDA_CHECK(cudaSetDevice(device_));
   const int fields = fields_of(query.aggregate);
   const uint64_t targets = map.target_count();
@@ -705,6 +701,13 @@ AreaResult GpuEngine::download(uint64_t n, const uint64_t* targets, const Cell* 
 }
 
 }  // namespace
+
+std::string gpu_engine_limit(const FactTable& facts, const AggregationMap& map) {
+  if (map.dimension_count() > static_cast<size_t>(kMaxDims))
+    return text("the cube has ", map.dimension_count(), " dimensions; the gpu engine handles up to ", kMaxDims);
+  if (facts.size() >= (uint64_t{1} << 32)) return "more than 2^32 facts are not supported yet";
+  return "";
+}
 
 std::unique_ptr<Engine> make_gpu_engine(const GpuOptions& o) {
   auto one_of = [](const std::string& knob, const std::string& value, std::initializer_list<const char*> allowed) {

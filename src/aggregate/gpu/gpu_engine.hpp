@@ -11,4 +11,7 @@ namespace gpuolap {
 // Throws InputError for an unknown knob value.
 std::unique_ptr<Engine> make_gpu_engine(const GpuOptions& options);
 
+// Why the gpu engine cannot answer a query over these facts, or "" if it can.
+std::string gpu_engine_limit(const FactTable& facts, const AggregationMap& map);
+
 }  // namespace gpuolap
