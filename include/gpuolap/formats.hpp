@@ -25,9 +25,15 @@ std::string schema_to_json(const Schema& schema);
 // ---- facts CSV ----
 // The rows of a facts file, in file order, with their line numbers. With
 // parse_values false (deletes) the measure columns are not read.
+// Columnar: 8 bytes of key, 8 per measure and 8 of line number a row.
 struct FactRows {
-  std::vector<CellWrite> rows;
+  std::vector<uint64_t> keys;
+  std::vector<std::vector<double>> values;  // per measure; NaN for an empty field
+  std::vector<bool> present;                // per measure: named in the header
   std::vector<uint64_t> lines;
+
+  size_t size() const { return keys.size(); }
+  CellWrite row(size_t i) const;
 };
 FactRows read_facts_csv(const Schema& schema, const std::filesystem::path& path,
                         bool parse_values, const ProgressFn& progress = {});

@@ -122,11 +122,11 @@ int run_write(const WriteOptions& o) {
 
   const size_t before = cube.facts.size();
   FactStore store(cube.schema.codec(), std::move(cube.facts));
-  for (const CellWrite& row : rows.rows) store.apply(mode, row);
+  for (size_t i = 0; i < rows.size(); ++i) store.apply(mode, rows.row(i));
   const FactTable& merged = store.table();
   Progress progress("writing " + o.cube);
   save_store(o.cube, cube.schema, merged, progress.callback());
-  std::cerr << fmt::format("{}: {} rows written ({}); filled cells {} -> {}\n", o.cube, rows.rows.size(), o.mode,
+  std::cerr << fmt::format("{}: {} rows written ({}); filled cells {} -> {}\n", o.cube, rows.size(), o.mode,
                            before, merged.size());
   return 0;
 }

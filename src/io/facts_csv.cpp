@@ -138,8 +138,9 @@ FactRows parse_facts_csv(const Schema& schema, const std::string& text, const st
 
   FactRows out;
   std::vector<uint32_t> base(k);
-  std::vector<bool> present(measures);
-  for (size_t m = 0; m < measures; ++m) present[m] = parse_values && measure_column[m] >= 0;
+  out.present.resize(measures);
+  out.values.resize(measures);
+  for (size_t m = 0; m < measures; ++m) out.present[m] = parse_values && measure_column[m] >= 0;
   uint64_t rows_since_report = 0;
   while (reader.next(fields)) {
     const uint64_t line = reader.record_line();
@@ -160,9 +161,10 @@ FactRows parse_facts_csv(const Schema& schema, const std::string& text, const st
             where, line, dim.name(), name));
       base[d] = dim.base_id(*e);
     }
-    CellWrite row{schema.codec().encode(base), std::vector<double>(measures, kNoValue), present};
-    for (size_t m = 0; m < measures && parse_values; ++m) {
-      if (measure_column[m] < 0) continue;
+    out.keys.push_back(schema.codec().encode(base));
+    for (size_t m = 0; m < measures; ++m) {
+      out.values[m].push_back(kNoValue);
+      if (!out.present[m]) continue;
       const std::string_view field = trim(fields[measure_column[m]]);
       if (field.empty()) continue;
       double v = 0;
@@ -178,9 +180,8 @@ FactRows parse_facts_csv(const Schema& schema, const std::string& text, const st
       if (!std::isfinite(v))
         throw InputError(fmt::format("{}: line {}: measure '{}': '{}' is not a finite number",
                                      where, line, schema.measures()[m], field));
-      row.values[m] = v;
+      out.values[m].back() = v;
     }
-    out.rows.push_back(std::move(row));
     out.lines.push_back(line);
     if (progress && ++rows_since_report == (1 << 20)) {
       rows_since_report = 0;
@@ -196,20 +197,25 @@ FactRows read_facts_csv(const Schema& schema, const std::filesystem::path& path,
   return parse_facts_csv(schema, read_text_file(path), path.string(), parse_values, progress);
 }
 
+CellWrite FactRows::row(size_t i) const {
+  CellWrite w{keys[i], std::vector<double>(values.size()), present};
+  for (size_t m = 0; m < values.size(); ++m) w.values[m] = values[m][i];
+  return w;
+}
+
 namespace {
 // Row indices sorted by key, file order among equal keys.
 std::vector<size_t> rows_by_key(const FactRows& rows) {
-  std::vector<size_t> order(rows.rows.size());
+  std::vector<size_t> order(rows.size());
   std::iota(order.begin(), order.end(), size_t{0});
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return rows.rows[a].key < rows.rows[b].key; });
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return rows.keys[a] < rows.keys[b]; });
   return order;
 }
 
 void throw_if_duplicate(const FactRows& rows, const std::vector<size_t>& order,
                         const std::string& where) {
   for (size_t i = 1; i < order.size(); ++i) {
-    if (rows.rows[order[i]].key == rows.rows[order[i - 1]].key)
+    if (rows.keys[order[i]] == rows.keys[order[i - 1]])
       throw InputError(fmt::format("{}: lines {} and {} give the same base cell", where,
                                    rows.lines[order[i - 1]], rows.lines[order[i]]));
   }
@@ -229,10 +235,11 @@ FactTable build_fact_table(const Schema& schema, const FactRows& rows, const std
   keys.reserve(order.size());
   for (auto& column : values) column.reserve(order.size());
   for (size_t i : order) {
-    const CellWrite& row = rows.rows[i];
-    if (std::none_of(row.values.begin(), row.values.end(), has_value)) continue;
-    keys.push_back(row.key);
-    for (size_t m = 0; m < measures; ++m) values[m].push_back(row.values[m]);
+    bool any = false;
+    for (size_t m = 0; m < measures; ++m) any = any || has_value(rows.values[m][i]);
+    if (!any) continue;
+    keys.push_back(rows.keys[i]);
+    for (size_t m = 0; m < measures; ++m) values[m].push_back(rows.values[m][i]);
   }
   return FactTable(schema.codec(), std::move(keys), std::move(values));
 }

@@ -56,15 +56,15 @@ TEST(FactsCsv, ReadsQuotedFieldsAnyColumnOrderAndEmptyValues) {
       ",2025,\"Bike, \"\"B\"\"\"\r\n"
       "+1.5e1,2025,Bike A\r\n";
   const FactRows rows = parse_facts_csv(s, csv, "f.csv", true);
-  ASSERT_EQ(rows.rows.size(), 3u);
+  ASSERT_EQ(rows.size(), 3u);
   EXPECT_EQ(rows.lines, (std::vector<uint64_t>{2, 3, 4}));
-  EXPECT_EQ(rows.rows[0].values[1], 3.0);
-  EXPECT_FALSE(rows.rows[0].present[0]);  // Revenue is not in the header
-  EXPECT_TRUE(rows.rows[1].present[1]);
-  EXPECT_FALSE(has_value(rows.rows[1].values[1]));
-  EXPECT_EQ(rows.rows[2].values[1], 15.0);
+  EXPECT_EQ(rows.values[1][0], 3.0);
+  EXPECT_FALSE(rows.present[0]);  // Revenue is not in the header
+  EXPECT_TRUE(rows.present[1]);
+  EXPECT_FALSE(has_value(rows.values[1][1]));
+  EXPECT_EQ(rows.values[1][2], 15.0);
   const uint32_t ids[] = {1, 1};
-  EXPECT_EQ(rows.rows[1].key, s.codec().encode(ids));
+  EXPECT_EQ(rows.keys[1], s.codec().encode(ids));
 
   // A row with no value at all is not a filled cell.
   const FactTable t = build_fact_table(s, rows, "f.csv");
@@ -166,7 +166,7 @@ TEST(SchemaJson, RefusesUnknownFieldsAndNumbersBeyondADouble) {
 
 TEST(FactsCsv, SkipsAByteOrderMarkAndRefusesOddNumbers) {
   const Schema s = parse_schema_json(kSchema, "s.json");
-  EXPECT_EQ(parse_facts_csv(s, "\xEF\xBB\xBFProducts,Years,Units\nBike A,2024,1\n", "bom.csv", true).rows.size(), 1u);
+  EXPECT_EQ(parse_facts_csv(s, "\xEF\xBB\xBFProducts,Years,Units\nBike A,2024,1\n", "bom.csv", true).size(), 1u);
   auto err = [&](const std::string& v) {
     return error_of([&] { parse_facts_csv(s, "Products,Years,Units\nBike A,2024," + v + "\n", "f.csv", true); });
   };
