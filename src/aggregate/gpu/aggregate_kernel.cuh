@@ -178,14 +178,38 @@ struct KernelInput {
 // One source cell: walk its targets (the cartesian product of its
 // dimensions' target lists), pre-aggregate across the warp, add. All lanes
 // of a warp call this together; `present` is false for lanes past the end.
-template <class Store, Preagg P, int F>
+// D bounds the map's dimensions; Single: every base has at most one target,
+// so there is no walk.
+template <class Store, Preagg P, int F, int D, bool Single>
 __device__ __forceinline__ void aggregate_cell(bool present, uint64_t key, double value, const DeviceMap& map,
                                                Store& store, unsigned copy) {
-  uint32_t at[kMaxDims], begin[kMaxDims], end[kMaxDims];
-  unsigned count = present && value == value ? 1u : 0u;  // NaN: no value for this measure
+  if constexpr (Single) {
+    bool relevant = present && value == value;  // NaN: no value for this measure
+    uint64_t target = 0;
+    double w = 1.0;
 #pragma unroll
-  for (int d = 0; d < kMaxDims; ++d) {
-    if (d < map.dims && count && !map.skip[d]) {
+    for (int d = 0; d < D; ++d) {
+      if (d < map.dims && relevant) {
+        const uint32_t b = static_cast<uint32_t>((key >> map.shift[d]) & map.mask[d]);
+        const uint32_t at = map_read<uint32_t>(map, map.offsets_at[d], b);
+        if (at == map_read<uint32_t>(map, map.offsets_at[d], b + 1)) {
+          relevant = false;
+        } else {
+          target += uint64_t{map_read<uint32_t>(map, map.positions_at[d], at)} * map.stride[d];
+          w = __dmul_rn(w, map_read<double>(map, map.weights_at[d], at));
+        }
+      }
+    }
+    Part part = relevant ? Part::of(__dmul_rn(w, value)) : Part::identity();
+    const unsigned first_lane_count = __shfl_sync(kFullWarp, relevant ? 1u : 0u, 0);
+    if (warp_preaggregate<P, F>(relevant, target, part, first_lane_count)) store.template add<F>(target, copy, part);
+    return;
+  }
+  uint32_t at[D], begin[D], end[D];
+  unsigned count = present && value == value ? 1u : 0u;
+#pragma unroll
+  for (int d = 0; d < D; ++d) {
+    if (d < map.dims && count) {
       const uint32_t b = static_cast<uint32_t>((key >> map.shift[d]) & map.mask[d]);
       begin[d] = at[d] = map_read<uint32_t>(map, map.offsets_at[d], b);
       end[d] = map_read<uint32_t>(map, map.offsets_at[d], b + 1);
@@ -203,8 +227,8 @@ __device__ __forceinline__ void aggregate_cell(bool present, uint64_t key, doubl
       // and max are bit-identical; __dmul_rn keeps the compiler from fusing.
       double w = 1.0;
 #pragma unroll
-      for (int d = 0; d < kMaxDims; ++d) {
-        if (d < map.dims && !map.skip[d]) {
+      for (int d = 0; d < D; ++d) {
+        if (d < map.dims) {
           target += uint64_t{map_read<uint32_t>(map, map.positions_at[d], at[d])} * map.stride[d];
           w = __dmul_rn(w, map_read<double>(map, map.weights_at[d], at[d]));
         }
@@ -213,8 +237,8 @@ __device__ __forceinline__ void aggregate_cell(bool present, uint64_t key, doubl
       // Odometer: the last dimension moves fastest.
       bool carried = true;
 #pragma unroll
-      for (int d = kMaxDims - 1; d >= 0; --d) {
-        if (d < map.dims && carried && !map.skip[d]) {
+      for (int d = D - 1; d >= 0; --d) {
+        if (d < map.dims && carried) {
           if (++at[d] < end[d]) carried = false;
           else at[d] = begin[d];
         }
@@ -224,7 +248,7 @@ __device__ __forceinline__ void aggregate_cell(bool present, uint64_t key, doubl
   }
 }
 
-template <class Store, Preagg P, int F>
+template <class Store, Preagg P, int F, int D, bool Single>
 __global__ void aggregate_kernel(KernelInput in, DeviceMap map, Store store) {
   extern __shared__ __align__(16) uint8_t smem[];
   store.template bind<F>(smem);
@@ -257,7 +281,7 @@ __global__ void aggregate_kernel(KernelInput in, DeviceMap map, Store store) {
     // it, so it stays in registers.
 #pragma unroll 1
     for (int u = 0; u < kBatch; ++u) {
-      aggregate_cell<Store, P, F>(present[0], keys[0], values[0], map, store, copy);
+      aggregate_cell<Store, P, F, D, Single>(present[0], keys[0], values[0], map, store, copy);
 #pragma unroll
       for (int v = 0; v + 1 < kBatch; ++v) {
         keys[v] = keys[v + 1];

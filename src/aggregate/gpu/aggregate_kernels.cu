@@ -8,9 +8,9 @@ namespace gpuolap::gpu {
 
 namespace {
 
-template <class Store, Preagg P, int F>
-void launch(const LaunchShape& s, const KernelInput& in, const DeviceMap& map, const TargetTable& table) {
-  auto kernel = aggregate_kernel<Store, P, F>;
+template <class Store, Preagg P, int F, int D, bool Single>
+void launch_shape(const LaunchShape& s, const KernelInput& in, const DeviceMap& map, const TargetTable& table) {
+  auto kernel = aggregate_kernel<Store, P, F, D, Single>;
   if (s.shared_bytes > 48 * 1024)
     GPUOLAP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             static_cast<int>(s.shared_bytes)));
@@ -21,8 +21,14 @@ void launch(const LaunchShape& s, const KernelInput& in, const DeviceMap& map, c
 }
 
 template <class Store, Preagg P, int F>
-int occupancy(int block, size_t shared_bytes) {
-  auto kernel = aggregate_kernel<Store, P, F>;
+void launch(const LaunchShape& s, const KernelInput& in, const DeviceMap& map, const TargetTable& table) {
+  if (s.lean) launch_shape<Store, P, F, kFewDims, true>(s, in, map, table);
+  else launch_shape<Store, P, F, kMaxDims, false>(s, in, map, table);
+}
+
+template <class Store, Preagg P, int F, int D, bool Single>
+int occupancy_of(int block, size_t shared_bytes) {
+  auto kernel = aggregate_kernel<Store, P, F, D, Single>;
   if (shared_bytes > 48 * 1024)
     GPUOLAP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             static_cast<int>(shared_bytes)));
@@ -75,11 +81,13 @@ struct Launcher {
 };
 
 struct OccupancyQuery {
+  bool lean;
   int block;
   size_t shared_bytes;
   template <class S, Preagg P, int F>
   int call() {
-    return occupancy<S, P, F>(block, shared_bytes);
+    return lean ? occupancy_of<S, P, F, kFewDims, true>(block, shared_bytes)
+                : occupancy_of<S, P, F, kMaxDims, false>(block, shared_bytes);
   }
 };
 
@@ -132,8 +140,8 @@ size_t shared_bytes_per_target(int fields) {
   return bytes;
 }
 
-int resident_blocks_per_sm(StoreKind store, Preagg preagg, int fields, int block, size_t shared_bytes) {
-  OccupancyQuery query{block, shared_bytes};
+int resident_blocks_per_sm(StoreKind store, Preagg preagg, int fields, bool lean, int block, size_t shared_bytes) {
+  OccupancyQuery query{lean, block, shared_bytes};
   return dispatch(store, preagg, fields, query);
 }
 

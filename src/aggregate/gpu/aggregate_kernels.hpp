@@ -21,6 +21,7 @@ struct LaunchShape {
   int block;
   size_t shared_bytes;  // dynamic shared memory (shared store)
   cudaStream_t stream;
+  bool lean;            // map.single and at most kFewDims dimensions: the lean kernel
 };
 
 // Copies the map's arrays into constant memory (at most kConstantMapBytes).
@@ -38,6 +39,6 @@ void launch_expand(StoreKind store, int fields, const LaunchShape& shape, const 
 size_t shared_bytes_per_target(int fields);
 
 // Blocks of `block` threads that fit on one multiprocessor at once.
-int resident_blocks_per_sm(StoreKind store, Preagg preagg, int fields, int block, size_t shared_bytes);
+int resident_blocks_per_sm(StoreKind store, Preagg preagg, int fields, bool lean, int block, size_t shared_bytes);
 
 }  // namespace gpuolap::gpu

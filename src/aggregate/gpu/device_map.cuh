@@ -9,7 +9,12 @@
 
 namespace gpuolap::gpu {
 
+// Dimensions a kernel walks: the map keeps only those that change a target
+// or a weight (a weight-1 total over every base changes neither).
 constexpr int kMaxDims = 16;
+// A map of at most this many such dimensions with one target per base (every
+// phase 1 of two-phase aggregation, many roll-ups) gets a lean kernel.
+constexpr int kFewDims = 4;
 constexpr size_t kConstantMapBytes = 60 * 1024;
 
 // Byte offsets into either the constant buffer or one global allocation.
@@ -17,9 +22,7 @@ struct DeviceMap {
   int dims;
   bool in_constant;
   const uint8_t* global;  // base of the global copy (when !in_constant)
-  // A dimension where every base has the one target position 0 with weight
-  // 1 (a total over all bases) changes neither target nor weight: skipped.
-  bool skip[kMaxDims];
+  bool single;  // every base has at most one target in every dimension
   int shift[kMaxDims];
   uint64_t mask[kMaxDims];
   uint64_t stride[kMaxDims];

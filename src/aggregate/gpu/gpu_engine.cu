@@ -77,20 +77,31 @@ struct MapImage {
   DeviceMap view{};
 };
 
+// Whether a dimension's map is a weight-1 total over every base: it changes
+// neither target nor weight, so kernels need not look at it.
+bool is_total(const std::vector<uint32_t>& offsets, const std::vector<uint32_t>& positions,
+              const std::vector<double>& weights) {
+  if (positions.size() + 1 != offsets.size()) return false;  // one entry per base
+  for (size_t i = 0; i < positions.size(); ++i)
+    if (positions[i] != 0 || weights[i] != 1.0) return false;
+  return true;
+}
+
+// Keeps the dimensions that are not totals, in order (weights still multiply
+// in dimension order: a total's weight is 1).
 MapImage build_map_image(const std::vector<CsrDimension>& dims) {
   MapImage m;
-  m.view.dims = static_cast<int>(dims.size());
-  for (size_t d = 0; d < dims.size(); ++d) {
-    m.view.shift[d] = dims[d].shift;
-    m.view.mask[d] = dims[d].mask;
-    m.view.stride[d] = dims[d].stride;
-    const CsrDimension& c = dims[d];
-    bool total = c.positions.size() + 1 == c.offsets.size();  // one entry per base
-    for (size_t i = 0; i < c.positions.size() && total; ++i) total = c.positions[i] == 0 && c.weights[i] == 1.0;
-    m.view.skip[d] = total;
-    m.view.offsets_at[d] = m.image.append(dims[d].offsets);
-    m.view.positions_at[d] = m.image.append(dims[d].positions);
-    m.view.weights_at[d] = m.image.append(dims[d].weights);
+  m.view.single = true;
+  for (const CsrDimension& c : dims) {
+    if (is_total(c.offsets, c.positions, c.weights)) continue;
+    const int a = m.view.dims++;
+    m.view.shift[a] = c.shift;
+    m.view.mask[a] = c.mask;
+    m.view.stride[a] = c.stride;
+    m.view.offsets_at[a] = m.image.append(c.offsets);
+    m.view.positions_at[a] = m.image.append(c.positions);
+    m.view.weights_at[a] = m.image.append(c.weights);
+    for (size_t b = 0; b + 1 < c.offsets.size() && m.view.single; ++b) m.view.single = c.offsets[b + 1] - c.offsets[b] <= 1;
   }
   return m;
 }
@@ -160,7 +171,6 @@ struct IsRelevant {
     if (v != v) return false;
     const uint64_t key = keys[i];
     for (int d = 0; d < map.dims; ++d) {
-      if (map.skip[d]) continue;
       const uint32_t b = static_cast<uint32_t>((key >> map.shift[d]) & map.mask[d]);
       const uint32_t* offsets = reinterpret_cast<const uint32_t*>(map.global + map.offsets_at[d]);
       if (offsets[b] == offsets[b + 1]) return false;
@@ -398,7 +408,7 @@ class GpuEngine final : public Engine {
     int grid;
     size_t shared_bytes;
   };
-  StagePlan choose_stage(uint64_t targets, int fields, bool dense_only) const;
+  StagePlan choose_stage(uint64_t targets, int fields, bool dense_only, bool lean) const;
   AreaResult compact_dense(const TargetTable& t, int fields, Aggregate a, StageClock& clock);
   AreaResult compact_hash(const TargetTable& t, int fields, Aggregate a, StageClock& clock);
   AreaResult download(uint64_t n, const uint64_t* targets, const Cell* cells, Aggregate a, StageClock& clock);
@@ -424,7 +434,7 @@ class GpuEngine final : public Engine {
   DeviceBuffer<double> out_values_;
 };
 
-GpuEngine::StagePlan GpuEngine::choose_stage(uint64_t targets, int fields, bool dense_only) const {
+GpuEngine::StagePlan GpuEngine::choose_stage(uint64_t targets, int fields, bool dense_only, bool lean) const {
   StagePlan p{};
   // Copies of each target (the thesis' parallel hash functions): enough to
   // spread few hot targets over many slots, one for large areas.
@@ -471,7 +481,7 @@ GpuEngine::StagePlan GpuEngine::choose_stage(uint64_t targets, int fields, bool 
   if (options_.grid > 0) {
     p.grid = options_.grid;
   } else {
-    const int resident = resident_blocks_per_sm(p.store, p.preagg, fields, p.block, p.shared_bytes);
+    const int resident = resident_blocks_per_sm(p.store, p.preagg, fields, lean, p.block, p.shared_bytes);
     p.grid = std::max(1, resident) * props_.multiProcessorCount;
   }
   return p;
@@ -509,7 +519,8 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
                           kConstantMapBytes, " of constant memory"));
   const uint64_t first_targets = two_phase ? classes.cells : targets;
   const int first_fields = two_phase && (fields & (kMin | kMax)) ? kMinMaxFields : fields;
-  const StagePlan plan = choose_stage(first_targets, first_fields, two_phase);
+  const bool lean = image.view.single && image.view.dims <= kFewDims;
+  const StagePlan plan = choose_stage(first_targets, first_fields, two_phase, lean);
   map_global_.upload(image.image.bytes, stream_);
   image.view.global = map_global_.data();
   image.view.in_constant = constant_map;
@@ -562,7 +573,7 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
     clock.start("aggregate");
     if (input.n > 0)
       launch_aggregate(plan.store, plan.preagg, first_fields,
-                       LaunchShape{plan.grid, plan.block, plan.shared_bytes, stream_}, input, image.view, t);
+                       LaunchShape{plan.grid, plan.block, plan.shared_bytes, stream_, lean}, input, image.view, t);
     clock.stop();
 
     if (plan.store == StoreKind::hash && first_.overflow.download(1, stream_)[0] != 0) {
@@ -583,7 +594,7 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
                                                       next_pow2(std::max<uint64_t>(1024, 2 * std::min<uint64_t>(
                                                           targets, first_targets * 64))), fields, stream_);
       const int grid = static_cast<int>(std::min<uint64_t>(props_.multiProcessorCount * 8, (first_targets + 127) / 128));
-      launch_expand(dense ? StoreKind::dense : StoreKind::hash, fields, LaunchShape{std::max(grid, 1), 128, 0, stream_},
+      launch_expand(dense ? StoreKind::dense : StoreKind::hash, fields, LaunchShape{std::max(grid, 1), 128, 0, stream_, false},
                     phase1_cells_.data(), phase1_nonempty_.data(), first_targets, expand.view, final_table);
       clock.stop();
       if (!dense && second_.overflow.download(1, stream_)[0] != 0)
@@ -597,7 +608,8 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
                                              : compact_dense(t, fields, query.aggregate, clock);
     }
     stages_ = clock.read();
-    plan_ = text(expand_plan, "store ", store_name(plan.store), ", copies ", plan.copies, ", preagg ",
+    plan_ = text(expand_plan, lean ? "lean kernel (" : "kernel (", image.view.dims, " dimensions walked), store ",
+                 store_name(plan.store), ", copies ", plan.copies, ", preagg ",
                  preagg_name(plan.preagg), ", prefilter ", compact ? "compact" : "fused", ", map in ",
                  constant_map ? "constant" : "global", " memory, grid ", plan.grid, " x ", plan.block, " threads",
                  compact ? text(", ", input.n, " relevant cells") : std::string());
@@ -703,8 +715,14 @@ AreaResult GpuEngine::download(uint64_t n, const uint64_t* targets, const Cell* 
 }  // namespace
 
 std::string gpu_engine_limit(const FactTable& facts, const AggregationMap& map) {
-  if (map.dimension_count() > static_cast<size_t>(kMaxDims))
-    return text("the cube has ", map.dimension_count(), " dimensions; the gpu engine handles up to ", kMaxDims);
+  size_t walked = 0;
+  for (size_t d = 0; d < map.dimension_count(); ++d) {
+    const DimensionMap& m = map.dimension(d);
+    if (!is_total(m.offsets, m.positions, m.weights)) ++walked;
+  }
+  if (walked > static_cast<size_t>(kMaxDims))
+    return text("the query restricts ", walked, " dimensions (lists other than a total over every base); the gpu "
+                "engine handles up to ", kMaxDims);
   if (facts.size() >= (uint64_t{1} << 32)) return "more than 2^32 facts are not supported yet";
   return "";
 }
