@@ -152,6 +152,12 @@ int run_info(const InfoOptions& o) {
   std::cout << fmt::format("memory: {} ({:.2f} bytes per filled cell)\n", human_bytes(static_cast<double>(cube.facts.bytes())),
                            cube.facts.size() ? static_cast<double>(cube.facts.bytes()) / static_cast<double>(cube.facts.size()) : 0.0);
   std::cout << fmt::format("store file: {}\n", human_bytes(static_cast<double>(fs::file_size(store_file(o.cube)))));
+  // The gpu engine uploads the key column and the queried measures' columns,
+  // one allocation each, on the first query that needs them.
+  const double device_bytes = static_cast<double>(cube.facts.size()) * 8.0 * (1.0 + static_cast<double>(s.measures().size()));
+  std::cout << fmt::format("device memory for the gpu engine: {} (keys and every measure column; {:.1f} bytes per cell "
+                           "per measure)\n",
+                           human_bytes(device_bytes), cube.facts.size() ? device_bytes / static_cast<double>(cube.facts.size()) / static_cast<double>(s.measures().size()) : 0.0);
   return 0;
 }
 
