@@ -35,11 +35,6 @@ class DeviceCube {
   const uint64_t* keys() const { return keys_.data(); }
   const double* values(size_t measure) const { return values_.at(measure).data(); }
   size_t size() const { return size_; }
-  size_t bytes() const {
-    size_t b = keys_.bytes();
-    for (const auto& [m, column] : values_) b += column.bytes();
-    return b;
-  }
 
  private:
   uint64_t table_id_ = 0;
