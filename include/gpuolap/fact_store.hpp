@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "gpuolap/fact_table.hpp"
@@ -34,6 +35,11 @@ class FactStore {
   // remove: the cell is deleted.
   // A cell left without any value is not stored.
   void apply(WriteMode mode, const CellWrite& write);
+  // The same for many rows at once, in row order: the rows are sorted and
+  // merged with the main table in one pass, where the per-cell delta would
+  // cost a tree node per row. values[m][i] and present[m] as in CellWrite.
+  void apply(WriteMode mode, std::span<const uint64_t> keys, const std::vector<std::vector<double>>& values,
+             const std::vector<bool>& present);
 
   size_t pending_writes() const { return delta_.size(); }
   // Folds the delta into a new sorted main table.

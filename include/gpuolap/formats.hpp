@@ -33,7 +33,6 @@ struct FactRows {
   std::vector<uint64_t> lines;
 
   size_t size() const { return keys.size(); }
-  CellWrite row(size_t i) const;
 };
 FactRows read_facts_csv(const Schema& schema, const std::filesystem::path& path,
                         bool parse_values, const ProgressFn& progress = {});

@@ -122,7 +122,7 @@ int run_write(const WriteOptions& o) {
 
   const size_t before = cube.facts.size();
   FactStore store(cube.schema.codec(), std::move(cube.facts));
-  for (size_t i = 0; i < rows.size(); ++i) store.apply(mode, rows.row(i));
+  store.apply(mode, rows.keys, rows.values, rows.present);
   const FactTable& merged = store.table();
   Progress progress("writing " + o.cube);
   save_store(o.cube, cube.schema, merged, progress.callback());

@@ -197,12 +197,6 @@ FactRows read_facts_csv(const Schema& schema, const std::filesystem::path& path,
   return parse_facts_csv(schema, read_text_file(path), path.string(), parse_values, progress);
 }
 
-CellWrite FactRows::row(size_t i) const {
-  CellWrite w{keys[i], std::vector<double>(values.size()), present};
-  for (size_t m = 0; m < values.size(); ++m) w.values[m] = values[m][i];
-  return w;
-}
-
 namespace {
 // Row indices sorted by key, file order among equal keys.
 std::vector<size_t> rows_by_key(const FactRows& rows) {

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <random>
+
 namespace gpuolap {
 namespace {
 
@@ -85,6 +88,38 @@ TEST(FactTable, SummarisesPagesPerDimension) {
   EXPECT_EQ(t.find(k(3, 15)), 3u);
   EXPECT_EQ(t.find(k(3, 14)), 5u);
   EXPECT_LE(t.bytes(), 5u * 16 + 3 * 2 * 2 * 4);
+}
+
+TEST(FactStore, ABatchEqualsTheSameWritesOneByOne) {
+  std::mt19937_64 rng(3);
+  for (int round = 0; round < 200; ++round) {
+    const WriteMode mode = static_cast<WriteMode>(rng() % 3);
+    const std::vector<bool> present{rng() % 4 != 0, rng() % 2 == 0};
+    std::vector<uint64_t> keys;
+    std::vector<std::vector<double>> values(2);
+    for (int i = 0; i < 30; ++i) {
+      keys.push_back(rng() % 40);  // repeats, and cells in and out of the table
+      for (auto& column : values) column.push_back(rng() % 5 == 0 ? kNoValue : static_cast<double>(rng() % 9) - 4);
+    }
+    FactStore one_by_one = two_cells(), batch = two_cells();
+    if (round % 3 == 0) {  // a pending single write must come first
+      one_by_one.apply(WriteMode::add, row(7, {1.0, 1.0}));
+      batch.apply(WriteMode::add, row(7, {1.0, 1.0}));
+    }
+    for (size_t i = 0; i < keys.size(); ++i)
+      one_by_one.apply(mode, CellWrite{keys[i], {values[0][i], values[1][i]}, present});
+    batch.apply(mode, keys, values, present);
+    const FactTable& a = one_by_one.table();
+    const FactTable& b = batch.table();
+    ASSERT_EQ(std::vector<uint64_t>(a.keys().begin(), a.keys().end()),
+              std::vector<uint64_t>(b.keys().begin(), b.keys().end()))
+        << "round " << round;
+    for (size_t m = 0; m < 2; ++m)
+      for (size_t i = 0; i < a.size(); ++i) {
+        const double x = a.values(m)[i], y = b.values(m)[i];
+        ASSERT_TRUE((std::isnan(x) && std::isnan(y)) || x == y) << "round " << round << " cell " << a.keys()[i];
+      }
+  }
 }
 
 }  // namespace
