@@ -7,18 +7,14 @@
 
 #include "gpuolap/error.hpp"
 #include "gpuolap/formats.hpp"
+#include "json_parse.hpp"
 
 namespace gpuolap {
 
 using nlohmann::json;
 
 AreaQuery parse_query_json(const Schema& schema, const std::string& text, const std::string& where) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::exception& e) {
-    throw InputError(fmt::format("{}: malformed JSON: {}", where, e.what()));
-  }
+  const json doc = parse_json(text, where);
   if (!doc.is_object()) throw InputError(fmt::format("{}: a query must be a JSON object", where));
   for (const auto& [key, _] : doc.items())
     if (key != "measure" && key != "aggregate" && key != "area")

@@ -10,6 +10,7 @@
 
 #include "gpuolap/error.hpp"
 #include "gpuolap/formats.hpp"
+#include "json_parse.hpp"
 
 namespace gpuolap {
 
@@ -83,12 +84,7 @@ Dimension parse_dimension(const json& jd, const std::string& file, size_t index)
 }  // namespace
 
 Schema parse_schema_json(const std::string& text, const std::string& where) {
-  json doc;
-  try {
-    doc = json::parse(text);
-  } catch (const json::exception& e) {
-    throw InputError(fmt::format("{}: malformed JSON: {}", where, e.what()));
-  }
+  const json doc = parse_json(text, where);
   only_fields(doc, {"name", "dimensions", "measures"}, where);
   const std::string name = doc.is_object() && doc.contains("name") ? string_member(doc, "name", where)
                                                                    : std::string("cube");

@@ -181,5 +181,17 @@ TEST(QueryJson, NumbersBeyondADoubleAreMalformedInput) {
             std::string::npos);
 }
 
+TEST(QueryJson, AKeyTwiceInOneObjectIsMalformed) {
+  const Schema s = parse_schema_json(kSchema, "s.json");
+  EXPECT_NE(error_of([&] {
+              parse_query_json(s, R"({"measure": "Units", "area": {"Years": "*", "Years": ["2024"], "Products": "*"}})", "q.json");
+            }).find("q.json: malformed JSON: key \"Years\" appears twice"),
+            std::string::npos);
+  EXPECT_NE(error_of([] {
+              parse_schema_json(R"({"dimensions": [{"name": "D", "name": "E", "elements": [{"name": "a"}]}], "measures": ["V"]})", "s.json");
+            }).find("key \"name\" appears twice"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace gpuolap
