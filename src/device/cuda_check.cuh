@@ -1,6 +1,7 @@
 #pragma once
 // Every CUDA call is checked; a failure throws and names the call. Running
-// out of device memory has its own type, so callers can chunk or say so.
+// out of device memory has its own type and says so in its message (nothing
+// chunks on it yet: a query that does not fit fails with that message).
 #include <cuda_runtime.h>
 
 #include <stdexcept>

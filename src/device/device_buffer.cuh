@@ -35,7 +35,6 @@ class DeviceBuffer {
   }
   T* data() const { return ptr_; }
   size_t size() const { return size_; }
-  size_t bytes() const { return size_ * sizeof(T); }
 
   void upload(const T* host, size_t n, cudaStream_t stream = nullptr) {
     reserve(n);
