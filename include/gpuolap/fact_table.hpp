@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -21,6 +22,20 @@ inline constexpr double kNoValue = std::numeric_limits<double>::quiet_NaN();
 inline bool has_value(double v) { return !std::isnan(v); }
 
 inline constexpr size_t kDefaultPageSize = 16384;
+
+// The cells of a table that differ from an earlier table, its base: what an
+// engine holding a copy of the base (the gpu engine's device copy) must patch
+// instead of copying the whole table again. Cumulative since the base; the
+// entries are sorted by key.
+struct TableChanges {
+  uint64_t base_id = 0;     // FactTable::id() of the base
+  uint64_t generation = 0;  // grows with every merge since the base
+  std::vector<uint64_t> keys;
+  std::vector<uint8_t> in_base;        // whether the base holds the cell (else it was added)
+  std::vector<uint64_t> generations;   // the merge that last changed the cell
+  std::vector<std::vector<double>> values;  // [measure][entry]; all NaN: the cell was deleted
+  size_t size() const { return keys.size(); }
+};
 
 class FactTable {
  public:
@@ -51,8 +66,14 @@ class FactTable {
   // copies share it. Device-resident copies are keyed by it.
   uint64_t id() const { return id_; }
 
+  // How this table differs from its base, when the FactStore that made it
+  // knows (null otherwise: a copy must take the whole table).
+  const std::shared_ptr<const TableChanges>& changes() const { return changes_; }
+  void set_changes(std::shared_ptr<const TableChanges> c) { changes_ = std::move(c); }
+
  private:
   uint64_t id_ = 0;
+  std::shared_ptr<const TableChanges> changes_;
   std::vector<uint64_t> keys_;
   std::vector<std::vector<double>> values_;
   size_t page_size_ = kDefaultPageSize;
