@@ -61,17 +61,15 @@ class FactStore {
 
  private:
   std::optional<std::vector<double>> current(uint64_t key) const;
-  // Makes `table` the main table, recording `written` (key -> new values or
-  // nullopt when deleted; in_base: whether the old main table held the key).
+  // Makes `table` the main table, recording the cells `written` (their new
+  // values, nullopt when deleted).
   struct Written {
     uint64_t key;
-    bool in_main;
     std::optional<std::vector<double>> values;
   };
   void install(FactTable table, const std::vector<Written>& written);
 
   struct Change {
-    bool in_base;
     uint64_t generation;
     std::vector<double> values;  // all NaN: deleted
   };

@@ -31,22 +31,16 @@ void FactStore::install(FactTable table, const std::vector<Written>& written) {
     return;
   }
   const size_t measures = table.measure_count();
-  for (const Written& w : written) {
-    auto it = since_base_.find(w.key);
-    const bool in_base = it != since_base_.end() ? it->second.in_base : w.in_main;
-    if (!in_base && !w.values) {  // added, then deleted: as in the base
-      if (it != since_base_.end()) since_base_.erase(it);
-      continue;
-    }
-    since_base_[w.key] = Change{in_base, generation_, w.values.value_or(std::vector<double>(measures, kNoValue))};
-  }
+  // A cell added and then deleted stays recorded: a copy that holds it
+  // must learn of the deletion.
+  for (const Written& w : written)
+    since_base_[w.key] = Change{generation_, w.values.value_or(std::vector<double>(measures, kNoValue))};
   auto changes = std::make_shared<TableChanges>();
   changes->base_id = base_id_;
   changes->generation = generation_;
   changes->values.resize(measures);
   for (const auto& [key, c] : since_base_) {
     changes->keys.push_back(key);
-    changes->in_base.push_back(c.in_base);
     changes->generations.push_back(c.generation);
     for (size_t m = 0; m < measures; ++m) changes->values[m].push_back(c.values[m]);
   }
@@ -107,8 +101,7 @@ void FactStore::apply(WriteMode mode, std::span<const uint64_t> keys, const std:
       for (size_t m = 0; m < measures; ++m) cell[m] = main.values(m)[at];
       emit(main_keys[at++], cell);
     }
-    const bool in_main = at < main_keys.size() && main_keys[at] == key;
-    bool keep = in_main;
+    bool keep = at < main_keys.size() && main_keys[at] == key;
     for (size_t m = 0; m < measures; ++m) cell[m] = keep ? main.values(m)[at] : kNoValue;
     if (keep) ++at;
     // The rows of this cell, in row order.
@@ -117,7 +110,7 @@ void FactStore::apply(WriteMode mode, std::span<const uint64_t> keys, const std:
       if (!keep) std::fill(cell.begin(), cell.end(), kNoValue);  // deleted, or emptied
     }
     if (keep) emit(key, cell);
-    written.push_back({key, in_main, keep ? std::optional(cell) : std::nullopt});
+    written.push_back({key, keep ? std::optional(cell) : std::nullopt});
   }
   for (; at < main_keys.size(); ++at) {
     for (size_t m = 0; m < measures; ++m) cell[m] = main.values(m)[at];
@@ -145,9 +138,8 @@ void FactStore::merge() {
   const auto main_keys = main.keys();
   for (const auto& [key, state] : delta_) {
     while (i < main_keys.size() && main_keys[i] < key) take_main(i++);
-    const bool in_main = i < main_keys.size() && main_keys[i] == key;
-    if (in_main) ++i;  // replaced or deleted
-    written.push_back({key, in_main, state});
+    if (i < main_keys.size() && main_keys[i] == key) ++i;  // replaced or deleted
+    written.push_back({key, state});
     if (!state) continue;
     keys.push_back(key);
     for (size_t m = 0; m < measures; ++m) values[m].push_back((*state)[m]);
