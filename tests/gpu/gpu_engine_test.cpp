@@ -62,14 +62,14 @@ void expect_thesis_queries_match(const GeneratedCube& cube, const std::vector<Gp
 std::vector<GpuOptions> main_variants() {
   std::vector<GpuOptions> configs{GpuOptions{}};
   for (const char* variant : {"hash", "dense", "shared"})
-    for (const char* preagg : {"none", "lane0", "stride", "match"}) {
+    for (const char* preagg : {"none", "lane0", "stride", "match", "run"}) {
       GpuOptions o;
       o.variant = variant;
       o.preagg = preagg;
       o.two_phase = "off";
       configs.push_back(o);
     }
-  for (const char* preagg : {"none", "lane0", "stride", "match"}) {
+  for (const char* preagg : {"none", "lane0", "stride", "match", "run"}) {
     GpuOptions o;
     o.preagg = preagg;
     o.two_phase = "on";
@@ -117,7 +117,9 @@ TEST(GpuEngine, WritesPatchTheDeviceCopyAndAnswersStayExact) {
     const KeyCodec& codec = cube.schema.codec();
     FactStore store(codec, std::move(cube.facts));
     std::vector<GpuOptions> configs(3);
-    configs[1].two_phase = "on";
+    configs[1].variant = "hash";
+    configs[1].preagg = "match";
+    configs[1].two_phase = "off";
     configs[2].prefilter = "compact";
     configs[2].two_phase = "off";
     std::vector<EngineChoice> engines;
@@ -179,6 +181,46 @@ TEST(GpuEngine, WritesPatchTheDeviceCopyAndAnswersStayExact) {
     EXPECT_EQ(compare_results(CpuSerialEngine().run(*older, map, q), got, q.aggregate,
                               contribution_magnitudes(*older, map, q.measure)),
               "");
+  }
+}
+
+// Without pre-aggregation the one-phase kernel updates the store once per
+// (fact, target) contribution; pre-aggregation only removes updates.
+TEST(GpuEngine, CountsTheTargetStoresUpdates) {
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    const RandomCube cube = random_cube(seed);
+    std::mt19937_64 rng(seed);
+    const AreaQuery q = random_query(rng, cube.schema);
+    const AggregationMap map(cube.schema, q);
+    uint64_t contributions = 0;
+    for (size_t i = 0; i < cube.facts.size(); ++i) {
+      if (!has_value(cube.facts.values(q.measure)[i])) continue;
+      uint64_t fan_out = 1;
+      for (size_t d = 0; d < map.dimension_count(); ++d) {
+        const uint32_t b = map.codec().decode(cube.facts.keys()[i], d);
+        fan_out *= map.dimension(d).offsets[b + 1] - map.dimension(d).offsets[b];
+      }
+      contributions += fan_out;
+    }
+    for (const char* preagg : {"none", "lane0", "stride", "match"}) {
+      GpuOptions o;
+      o.variant = "hash";
+      o.two_phase = "off";
+      o.preagg = preagg;
+      EngineChoice gpu = make_engine("gpu", cube.facts.size(), o);
+      ASSERT_TRUE(gpu.engine->count_target_updates(true));
+      gpu.engine->run(cube.facts, map, q);
+      const uint64_t updates = gpu.engine->last_target_updates();
+      if (std::string(preagg) == "none") {
+        EXPECT_EQ(updates, contributions) << "seed " << seed;
+      } else {
+        EXPECT_LE(updates, contributions) << "seed " << seed << " " << preagg;
+        EXPECT_EQ(updates == 0, contributions == 0) << "seed " << seed << " " << preagg;
+      }
+      gpu.engine->count_target_updates(false);
+      gpu.engine->run(cube.facts, map, q);
+      EXPECT_EQ(gpu.engine->last_target_updates(), 0u);
+    }
   }
 }
 

@@ -33,7 +33,15 @@ struct TargetTable {
   unsigned copies;
   unsigned replicas;       // shared store: copies per block
   unsigned* overflow;      // hash: set when a probe went round the table
+  unsigned long long* updates;  // when not null: counts the updates of the facts' kernel (thesis table 5.2)
 };
+
+// Adds the warp's updates to the count (all lanes call it together).
+__device__ __forceinline__ void count_updates(const TargetTable& t, bool adds) {
+  if (!t.updates) return;
+  const unsigned n = __popc(__ballot_sync(kFullWarp, adds));
+  if ((threadIdx.x & 31) == 0 && n) atomicAdd(t.updates, static_cast<unsigned long long>(n));
+}
 
 constexpr uint64_t kEmptyKey = ~0ull;
 
@@ -202,7 +210,9 @@ __device__ __forceinline__ void aggregate_cell(bool present, uint64_t key, doubl
     }
     Part part = relevant ? Part::of(__dmul_rn(w, value)) : Part::identity();
     const unsigned first_lane_count = __shfl_sync(kFullWarp, relevant ? 1u : 0u, 0);
-    if (warp_preaggregate<P, F>(relevant, target, part, first_lane_count)) store.template add<F>(target, copy, part);
+    const bool adds = warp_preaggregate<P, F>(relevant, target, part, first_lane_count);
+    if (adds) store.template add<F>(target, copy, part);
+    count_updates(store.t, adds);
     return;
   }
   uint32_t at[D], begin[D], end[D];
@@ -244,7 +254,9 @@ __device__ __forceinline__ void aggregate_cell(bool present, uint64_t key, doubl
         }
       }
     }
-    if (warp_preaggregate<P, F>(valid, target, part, first_lane_count)) store.template add<F>(target, copy, part);
+    const bool adds = warp_preaggregate<P, F>(valid, target, part, first_lane_count);
+    if (adds) store.template add<F>(target, copy, part);
+    count_updates(store.t, adds);
   }
 }
 
@@ -296,51 +308,67 @@ __global__ void aggregate_kernel(KernelInput in, DeviceMap map, Store store) {
 // Phase 2 of two-phase aggregation: every non-empty class-tuple cell adds
 // its aggregate, times each target's weight w, to its targets. A negative
 // w swaps min and max; rounding is monotone, so the results are exact.
+//
+// The (tuple, target) pairs form a work list: `ends` holds the inclusive
+// prefix sums of each tuple's target count, and thread i takes pair i, so
+// the work is spread evenly however unevenly the tuples fan out (M3's
+// 27,968 tuples reach from 1 to thousands of targets each).
+
+// Class of tuple x in dimension d, and where its target list starts and ends.
+__device__ inline void class_list(const ExpandMap& em, int d, uint64_t x, uint32_t& begin, uint32_t& end) {
+  const uint32_t cls = static_cast<uint32_t>((x / em.class_stride[d]) % em.class_count[d]);
+  const uint32_t* offsets = reinterpret_cast<const uint32_t*>(em.global + em.offsets_at[d]);
+  begin = offsets[cls];
+  end = offsets[cls + 1];
+}
+
 template <class Store, int F>
-__global__ void expand_kernel(const Cell* cells, const uint8_t* nonempty, uint64_t n, ExpandMap em, Store store) {
+__global__ void expand_kernel(const Cell* cells, const uint64_t* ends, uint64_t n, uint64_t total, ExpandMap em,
+                              Store store) {
   extern __shared__ __align__(16) uint8_t smem[];
   store.template bind<F>(smem);
   const uint64_t threads = uint64_t{gridDim.x} * blockDim.x;
   const uint64_t id = uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   const unsigned copy = static_cast<unsigned>(id % (store.t.copies ? store.t.copies : 1));
-  for (uint64_t x = id; x < n; x += threads) {
-    if (!nonempty[x]) continue;
-    const Cell c = cells[x];
-    uint32_t at[kMaxDims], begin[kMaxDims], end[kMaxDims];
+  for (uint64_t i = id; i < total; i += threads) {
+    // The tuple: the first whose end is past i.
+    uint64_t lo = 0, hi = n;
+    while (lo < hi) {
+      const uint64_t mid = (lo + hi) / 2;
+      if (ends[mid] <= i) lo = mid + 1;
+      else hi = mid;
+    }
+    const uint64_t x = lo;
+    uint64_t j = i - (x ? ends[x - 1] : 0);
+    // Pair j of the tuple's lists, the last dimension moving fastest.
+    uint32_t at[kMaxDims];
+#pragma unroll
+    for (int d = kMaxDims - 1; d >= 0; --d) {
+      if (d < em.dims) {
+        uint32_t begin, end;
+        class_list(em, d, x, begin, end);
+        const uint32_t len = end - begin;
+        at[d] = begin + static_cast<uint32_t>(j % len);
+        j /= len;
+      }
+    }
+    // Weights multiply in dimension order, as on the CPU.
+    uint64_t target = 0;
+    double w = 1.0;
 #pragma unroll
     for (int d = 0; d < kMaxDims; ++d) {
       if (d < em.dims) {
-        const uint32_t cls = static_cast<uint32_t>((x / em.class_stride[d]) % em.class_count[d]);
-        const uint32_t* offsets = reinterpret_cast<const uint32_t*>(em.global + em.offsets_at[d]);
-        begin[d] = at[d] = offsets[cls];
-        end[d] = offsets[cls + 1];
+        target += uint64_t{reinterpret_cast<const uint32_t*>(em.global + em.positions_at[d])[at[d]]} * em.target_stride[d];
+        w = __dmul_rn(w, reinterpret_cast<const double*>(em.global + em.weights_at[d])[at[d]]);
       }
     }
-    for (bool more = true; more;) {
-      uint64_t target = 0;
-      double w = 1.0;
-#pragma unroll
-      for (int d = 0; d < kMaxDims; ++d) {
-        if (d < em.dims) {
-          target += uint64_t{reinterpret_cast<const uint32_t*>(em.global + em.positions_at[d])[at[d]]} * em.target_stride[d];
-          w = __dmul_rn(w, reinterpret_cast<const double*>(em.global + em.weights_at[d])[at[d]]);
-        }
-      }
-      Part p = Part::identity();
-      if (F & kSum) p.sum = __dmul_rn(w, c.sum);
-      if (F & kCount) p.count = static_cast<unsigned>(c.count);
-      if (F & kMin) p.min = encode_ordered(__dmul_rn(w, decode_ordered(w >= 0 ? c.min : c.max)));
-      if (F & kMax) p.max = encode_ordered(__dmul_rn(w, decode_ordered(w >= 0 ? c.max : c.min)));
-      store.template add<F>(target, copy, p);
-      more = false;
-#pragma unroll
-      for (int d = kMaxDims - 1; d >= 0; --d) {
-        if (d < em.dims && !more) {
-          if (++at[d] < end[d]) more = true;
-          else at[d] = begin[d];
-        }
-      }
-    }
+    const Cell c = cells[x];
+    Part p = Part::identity();
+    if (F & kSum) p.sum = __dmul_rn(w, c.sum);
+    if (F & kCount) p.count = static_cast<unsigned>(c.count);
+    if (F & kMin) p.min = encode_ordered(__dmul_rn(w, decode_ordered(w >= 0 ? c.min : c.max)));
+    if (F & kMax) p.max = encode_ordered(__dmul_rn(w, decode_ordered(w >= 0 ? c.max : c.min)));
+    store.template add<F>(target, copy, p);
   }
   store.template flush<F>();
 }

@@ -71,10 +71,14 @@ struct ByteImage {
   }
 };
 
-// The aggregation kernel's map: the query's (direct) or the class map (phase 1).
+// The aggregation kernel's map: the query's (direct) or the class map (phase
+// 1); for a lean map also packed for the thread-run kernel.
 struct MapImage {
   ByteImage image;
   DeviceMap view{};
+  ByteImage lean_image;
+  LeanMap lean{};
+  bool is_lean() const { return view.single && view.dims <= kFewDims; }
 };
 
 // Whether a dimension's map is a weight-1 total over every base: it changes
@@ -102,6 +106,33 @@ MapImage build_map_image(const std::vector<CsrDimension>& dims) {
     m.view.positions_at[a] = m.image.append(c.positions);
     m.view.weights_at[a] = m.image.append(c.weights);
     for (size_t b = 0; b + 1 < c.offsets.size() && m.view.single; ++b) m.view.single = c.offsets[b + 1] - c.offsets[b] <= 1;
+  }
+  if (m.is_lean()) {
+    std::vector<uint32_t> positions;
+    std::vector<std::vector<double>> weights;
+    int a = 0;
+    for (const CsrDimension& c : dims) {
+      if (is_total(c.offsets, c.positions, c.weights)) continue;
+      m.lean.shift[a] = c.shift;
+      m.lean.mask[a] = c.mask;
+      m.lean.stride[a] = c.stride;
+      m.lean.first[a] = static_cast<uint32_t>(positions.size());
+      std::vector<double> w(c.offsets.size() - 1, 0.0);
+      bool all_one = true;
+      for (size_t b = 0; b + 1 < c.offsets.size(); ++b) {
+        const bool has = c.offsets[b + 1] > c.offsets[b];
+        positions.push_back(has ? c.positions[c.offsets[b]] : kNoPosition);
+        if (has) w[b] = c.weights[c.offsets[b]];
+        all_one = all_one && (!has || w[b] == 1.0);
+      }
+      weights.push_back(all_one ? std::vector<double>{} : std::move(w));
+      ++a;
+    }
+    m.lean.dims = a;
+    m.lean.entries = static_cast<uint32_t>(positions.size());
+    m.lean.positions_at = m.lean_image.append(positions);
+    for (int d = 0; d < a; ++d)
+      m.lean.weights_at[d] = weights[d].empty() ? kNoWeights : m.lean_image.append(weights[d]);
   }
   return m;
 }
@@ -246,6 +277,7 @@ Preagg parse_preagg(const std::string& s) {
   if (s == "none") return Preagg::none;
   if (s == "lane0") return Preagg::lane0;
   if (s == "stride") return Preagg::stride;
+  if (s == "run") return Preagg::run;
   return Preagg::match;
 }
 
@@ -255,6 +287,7 @@ const char* preagg_name(Preagg p) {
     case Preagg::lane0: return "lane0";
     case Preagg::stride: return "stride";
     case Preagg::match: return "match";
+    case Preagg::run: return "run";
   }
   return "?";
 }
@@ -394,6 +427,11 @@ class GpuEngine final : public Engine {
   std::string name() const override { return "gpu"; }
   StageTimes stages() const override { return stages_; }
   std::string last_plan() const override { return plan_; }
+  bool count_target_updates(bool on) override {
+    count_updates_ = on;
+    return true;
+  }
+  uint64_t last_target_updates() const override { return target_updates_; }
 
   AreaResult run(const FactTable& facts, const AggregationMap& map, const AreaQuery& query) override;
 
@@ -407,8 +445,11 @@ class GpuEngine final : public Engine {
     int block;
     int grid;
     size_t shared_bytes;
+    bool map_in_shared;  // Preagg::run: the lean map's positions, after the store's replicas
+    int resident;        // blocks per multiprocessor at once (0: this block size cannot launch)
   };
-  StagePlan choose_stage(uint64_t targets, int fields, bool dense_only, bool lean) const;
+  StagePlan choose_stage(uint64_t targets, int fields, bool dense_only, const MapImage& map) const;
+  StagePlan plan_for(int block, uint64_t targets, int fields, bool dense_only, const MapImage& map) const;
   AreaResult compact_dense(const TargetTable& t, int fields, Aggregate a, StageClock& clock);
   AreaResult compact_hash(const TargetTable& t, int fields, Aggregate a, StageClock& clock);
   AreaResult download(uint64_t n, const uint64_t* targets, const Cell* cells, Aggregate a, StageClock& clock);
@@ -424,17 +465,36 @@ class GpuEngine final : public Engine {
   DeviceCube cube_;
   StageTimes stages_;
   std::string plan_;
+  bool count_updates_ = false;
+  uint64_t target_updates_ = 0;
 
   // Reused between queries; they only grow.
   TableBuffers first_, second_;  // the store of the facts' kernel; phase 2's
-  DeviceBuffer<uint8_t> map_global_, expand_global_, page_relevant_, nonempty_, phase1_nonempty_, temp_;
+  DeviceBuffer<uint8_t> map_global_, lean_global_, expand_global_, page_relevant_, nonempty_, phase1_nonempty_, temp_;
   DeviceBuffer<uint32_t> cells_, slots_, slots_sorted_;
-  DeviceBuffer<uint64_t> selected_count_, keys_sorted_, out_targets_;
+  DeviceBuffer<uint64_t> selected_count_, keys_sorted_, out_targets_, expand_ends_;
   DeviceBuffer<Cell> cells_a_, cells_b_, phase1_cells_;
   DeviceBuffer<double> out_values_;
+  DeviceBuffer<unsigned long long> updates_;
 };
 
-GpuEngine::StagePlan GpuEngine::choose_stage(uint64_t targets, int fields, bool dense_only, bool lean) const {
+GpuEngine::StagePlan GpuEngine::choose_stage(uint64_t targets, int fields, bool dense_only, const MapImage& map) const {
+  if (options_.block > 0 || options_.grid > 0) return plan_for(options_.block > 0 ? options_.block : 256, targets, fields, dense_only, map);
+  // A block's shared store and packed map serve all its threads: when they
+  // leave room for few blocks per multiprocessor, larger blocks keep more
+  // threads resident (B3's 7,680 class tuples: 2 blocks of 256 threads).
+  StagePlan best = plan_for(256, targets, fields, dense_only, map);
+  for (int block : {512, 1024}) {
+    if (best.resident * best.block >= 1024) break;
+    const StagePlan p = plan_for(block, targets, fields, dense_only, map);
+    if (p.resident * p.block > best.resident * best.block) best = p;
+  }
+  return best;
+}
+
+GpuEngine::StagePlan GpuEngine::plan_for(int block, uint64_t targets, int fields, bool dense_only,
+                                         const MapImage& map) const {
+  const bool lean = map.is_lean();
   StagePlan p{};
   // Copies of each target (the thesis' parallel hash functions): enough to
   // spread few hot targets over many slots, one for large areas.
@@ -451,7 +511,7 @@ GpuEngine::StagePlan GpuEngine::choose_stage(uint64_t targets, int fields, bool 
   const bool shared_fits = replica_bytes <= shared_limit;
   // Replicas per block: one per warp while they take at most 48 KB (more
   // shared memory per block would cost resident blocks), or --phf.
-  const uint64_t warps = static_cast<uint64_t>(options_.block > 0 ? options_.block : 256) / 32;
+  const uint64_t warps = static_cast<uint64_t>(block) / 32;
   const unsigned replicas = static_cast<unsigned>(std::clamp<uint64_t>(
       options_.phf > 0 ? std::min<uint64_t>(options_.phf, shared_limit / std::max<uint64_t>(replica_bytes, 1))
                        : (48 * 1024) / std::max<uint64_t>(replica_bytes, 1),
@@ -473,17 +533,35 @@ GpuEngine::StagePlan GpuEngine::choose_stage(uint64_t targets, int fields, bool 
   } else {
     p.store = StoreKind::hash;
   }
-  // Lane 0 pre-aggregation was the fastest or within noise of it on every
-  // thesis query with up to 28 K targets (H200, scale 1); past that, none.
-  p.preagg = options_.preagg == "auto" ? (targets <= 65536 ? Preagg::lane0 : Preagg::none) : parse_preagg(options_.preagg);
-  p.block = options_.block > 0 ? options_.block : 256;
+  // Thread runs need a lean map. Otherwise lane 0 pre-aggregation was the
+  // fastest or within noise of it on every thesis query with up to 28 K
+  // targets (H200, scale 1); past that, none.
+  const bool constant_map = options_.map_memory == "constant";
+  if (options_.preagg == "auto")
+    p.preagg = lean && !constant_map ? Preagg::run : targets <= 65536 ? Preagg::lane0 : Preagg::none;
+  else
+    p.preagg = parse_preagg(options_.preagg);
+  if (p.preagg == Preagg::run && !lean)
+    throw InputError(text("gpu engine: --preagg run needs a map with at most one target per base in at most ",
+                          kFewDims, " restricted dimensions; this one has ", map.view.dims,
+                          map.view.single ? "" : " and bases with several targets"));
+  if (p.preagg == Preagg::run && constant_map)
+    throw InputError("gpu engine: --preagg run reads its own packed map from shared or global memory, not constant memory");
+  p.block = block;
   p.shared_bytes = p.store == StoreKind::shared ? replica_bytes * replicas : 0;
-  if (options_.grid > 0) {
-    p.grid = options_.grid;
-  } else {
-    const int resident = resident_blocks_per_sm(p.store, p.preagg, fields, lean, p.block, p.shared_bytes);
-    p.grid = std::max(1, resident) * props_.multiProcessorCount;
+  if (p.preagg == Preagg::run) {
+    const size_t store_bytes = (p.shared_bytes + 15) & ~size_t{15};
+    const size_t positions_bytes = size_t{map.lean.entries} * sizeof(uint32_t);
+    p.map_in_shared = positions_bytes <= kLeanSharedBytes && store_bytes + positions_bytes <= shared_limit;
+    if (p.map_in_shared) p.shared_bytes = store_bytes + positions_bytes;
   }
+  p.resident = p.preagg == Preagg::run
+                   ? lean_run_blocks_per_sm(p.store, fields, p.block, p.shared_bytes)
+                   : resident_blocks_per_sm(p.store, p.preagg, fields, lean, p.block, p.shared_bytes);
+  if (p.resident == 0 && options_.block > 0)
+    throw InputError(text("gpu engine: blocks of ", block, " threads do not fit on a multiprocessor with this kernel ",
+                          "and store (registers or shared memory); choose a smaller --block"));
+  p.grid = options_.grid > 0 ? options_.grid : std::max(1, p.resident) * props_.multiProcessorCount;
   return p;
 }
 
@@ -524,10 +602,16 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
                           kConstantMapBytes, " of constant memory"));
   const uint64_t first_targets = two_phase ? classes.cells : targets;
   const int first_fields = two_phase && (fields & (kMin | kMax)) ? kMinMaxFields : fields;
-  const bool lean = image.view.single && image.view.dims <= kFewDims;
-  const StagePlan plan = choose_stage(first_targets, first_fields, two_phase, lean);
+  const bool lean = image.is_lean();
+  const StagePlan plan = choose_stage(first_targets, first_fields, two_phase, image);
   map_global_.upload(image.image.bytes, stream_);
   image.view.global = map_global_.data();
+  if (plan.preagg == Preagg::run) {
+    lean_global_.upload(image.lean_image.bytes, stream_);
+    image.lean.global = lean_global_.data();
+    image.lean.positions_in_shared = plan.map_in_shared;
+    image.lean.shared_at = static_cast<uint32_t>(plan.shared_bytes - size_t{image.lean.entries} * sizeof(uint32_t));
+  }
   image.view.in_constant = constant_map;
   if (constant_map) upload_constant_map(image.image.bytes.data(), map_bytes, stream_);
   ExpandImage expand;
@@ -573,16 +657,22 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
   for (uint64_t capacity_factor = 2;; capacity_factor *= 2) {
     clock.start("table");
     const uint64_t expected = std::min<uint64_t>(first_targets, std::max<uint64_t>(input.n + added.n, 1)) * plan.copies;
-    const TargetTable t = first_.prepare(plan.store, first_targets, plan.copies,
-                                         next_pow2(std::max<uint64_t>(1024, expected * capacity_factor)), first_fields,
-                                         stream_);
+    TargetTable t = first_.prepare(plan.store, first_targets, plan.copies,
+                                   next_pow2(std::max<uint64_t>(1024, expected * capacity_factor)), first_fields, stream_);
+    if (count_updates_) {
+      updates_.reserve(1);
+      GPUOLAP_CUDA_CHECK(cudaMemsetAsync(updates_.data(), 0, sizeof(unsigned long long), stream_));
+      t.updates = updates_.data();
+    }
     clock.stop();
 
     clock.start("aggregate");
-    for (const KernelInput& in : {input, added})
-      if (in.n > 0)
-        launch_aggregate(plan.store, plan.preagg, first_fields,
-                         LaunchShape{plan.grid, plan.block, plan.shared_bytes, stream_, lean}, in, image.view, t);
+    const LaunchShape shape{plan.grid, plan.block, plan.shared_bytes, stream_, lean};
+    for (const KernelInput& in : {input, added}) {
+      if (in.n == 0) continue;
+      if (plan.preagg == Preagg::run) launch_lean_run(plan.store, first_fields, shape, in, image.lean, t);
+      else launch_aggregate(plan.store, plan.preagg, first_fields, shape, in, image.view, t);
+    }
     clock.stop();
 
     if (plan.store == StoreKind::hash && first_.overflow.download(1, stream_)[0] != 0) {
@@ -591,41 +681,57 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
     }
     AreaResult result;
     std::string expand_plan;
+    uint64_t contributions = 0;  // phase 2's (class tuple, target) pairs
     if (two_phase) {
       clock.start("expand");
       phase1_cells_.reserve(first_targets);
       phase1_nonempty_.reserve(first_targets);
       reduce_dense_table(t, first_fields, phase1_cells_.data(), phase1_nonempty_.data(), stream_);
+      expand_ends_.reserve(first_targets);
+      launch_count_expansions(phase1_nonempty_.data(), first_targets, expand.view, expand_ends_.data(), stream_);
+      size_t bytes = 0;
+      const auto n = static_cast<int64_t>(first_targets);
+      GPUOLAP_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, bytes, expand_ends_.data(), expand_ends_.data(), n, stream_));
+      GPUOLAP_CUDA_CHECK(cub::DeviceScan::InclusiveSum(temp(bytes), bytes, expand_ends_.data(), expand_ends_.data(), n, stream_));
+      GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(&contributions, expand_ends_.data() + first_targets - 1, sizeof(uint64_t),
+                                         cudaMemcpyDeviceToHost, stream_));
+      GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(stream_));
       const bool dense = targets <= (uint64_t{1} << 27);
-      // Every class tuple adds to each target at most once: a hash store
-      // needs at most (class tuples x fan-out) slots, bounded by the area.
-      const TargetTable final_table = second_.prepare(dense ? StoreKind::dense : StoreKind::hash, targets, 1,
-                                                      next_pow2(std::max<uint64_t>(1024, 2 * std::min<uint64_t>(
-                                                          targets, first_targets * 64))), fields, stream_);
-      const int grid = static_cast<int>(std::min<uint64_t>(props_.multiProcessorCount * 8, (first_targets + 127) / 128));
-      launch_expand(dense ? StoreKind::dense : StoreKind::hash, fields, LaunchShape{std::max(grid, 1), 128, 0, stream_, false},
-                    phase1_cells_.data(), phase1_nonempty_.data(), first_targets, expand.view, final_table);
+      // A hash store needs a slot per distinct target: at most one per contribution.
+      const TargetTable final_table = second_.prepare(
+          dense ? StoreKind::dense : StoreKind::hash, targets, 1,
+          next_pow2(std::max<uint64_t>(1024, 2 * std::min<uint64_t>(targets, contributions))), fields, stream_);
+      const int grid = static_cast<int>(std::clamp<uint64_t>((contributions + 255) / 256, 1, props_.multiProcessorCount * 16));
+      if (contributions > 0)
+        launch_expand(dense ? StoreKind::dense : StoreKind::hash, fields, LaunchShape{grid, 256, 0, stream_, false},
+                      phase1_cells_.data(), expand_ends_.data(), first_targets, contributions, expand.view, final_table);
       clock.stop();
       if (!dense && second_.overflow.download(1, stream_)[0] != 0)
         throw GpuError("gpu engine: phase 2 hash store overflowed");
       result = dense ? compact_dense(final_table, fields, query.aggregate, clock)
                      : compact_hash(final_table, fields, query.aggregate, clock);
-      expand_plan = text("two-phase: ", classes.cells, " class tuples, then ", dense ? "dense" : "hash",
-                         " store of the area; ");
+      expand_plan = text("two-phase: ", classes.cells, " class tuples, expanded to ", contributions,
+                         " contributions into a ", dense ? "dense" : "hash", " store of the area; ");
     } else {
       result = plan.store == StoreKind::hash ? compact_hash(t, fields, query.aggregate, clock)
                                              : compact_dense(t, fields, query.aggregate, clock);
     }
     stages_ = clock.read();
+    // Phase 2 adds each contribution once, without pre-aggregation.
+    target_updates_ = count_updates_ ? updates_.download(1, stream_)[0] + contributions : 0;
     const char* update_kind = update.kind == CubeUpdate::full      ? "uploaded"
                               : update.kind == CubeUpdate::patched ? "patched"
                                                                    : "resident";
+    const std::string kernel = plan.preagg == Preagg::run
+                                   ? text("thread-run kernel (", image.lean.dims, " dimensions walked, map in ",
+                                          plan.map_in_shared ? "shared" : "global", " memory)")
+                                   : text(lean ? "lean kernel (" : "kernel (", image.view.dims, " dimensions walked, map in ",
+                                          constant_map ? "constant" : "global", " memory)");
     plan_ = text("facts ", update_kind, update.kind == CubeUpdate::resident ? std::string() : text(" (", update.cells, " cells)"),
                  ", ", cube_.size(), " resident + ", cube_.added_size(), " added cells in ",
-                 cube_.bytes() / 1e6, " MB of device memory; ", expand_plan, lean ? "lean kernel (" : "kernel (", image.view.dims, " dimensions walked), store ",
-                 store_name(plan.store), ", copies ", plan.copies, ", preagg ",
-                 preagg_name(plan.preagg), ", prefilter ", compact ? "compact" : "fused", ", map in ",
-                 constant_map ? "constant" : "global", " memory, grid ", plan.grid, " x ", plan.block, " threads",
+                 cube_.bytes() / 1e6, " MB of device memory; ", expand_plan, kernel, ", store ",
+                 store_name(plan.store), ", copies ", plan.copies, ", preagg ", preagg_name(plan.preagg), ", prefilter ",
+                 compact ? "compact" : "fused", ", grid ", plan.grid, " x ", plan.block, " threads",
                  compact ? text(", ", input.n, " relevant cells") : std::string());
     return result;
   }
@@ -750,7 +856,7 @@ std::unique_ptr<Engine> make_gpu_engine(const GpuOptions& o) {
     throw InputError(text("--", knob, " ", value, ": expected one of ", list));
   };
   one_of("variant", o.variant, {"auto", "hash", "dense", "shared"});
-  one_of("preagg", o.preagg, {"auto", "none", "lane0", "stride", "match"});
+  one_of("preagg", o.preagg, {"auto", "none", "lane0", "stride", "match", "run"});
   one_of("prefilter", o.prefilter, {"auto", "compact", "fused"});
   one_of("map-memory", o.map_memory, {"auto", "constant", "global"});
   one_of("two-phase", o.two_phase, {"auto", "on", "off"});
