@@ -71,6 +71,8 @@ struct GpuOptions {
   std::string two_phase = "auto";  // auto | on | off: aggregate per class tuple, then expand
   int block = 0;                   // threads per block
   int grid = 0;                    // blocks
+  double store_memory_mb = 0;      // device memory a query's target store may take; past it the
+                                   // area is aggregated in chunks (0: what the GPU has free)
 };
 
 // Engine names a user can ask for, in the order --help lists them.

@@ -32,9 +32,10 @@ std::vector<GpuOptions> gpu_option_grid() {
 }
 
 std::string describe(const GpuOptions& o) {
-  return fmt::format("--variant {} --phf {} --preagg {} --prefilter {} --map-memory {} --two-phase {}{}{}", o.variant,
+  return fmt::format("--variant {} --phf {} --preagg {} --prefilter {} --map-memory {} --two-phase {}{}{}{}", o.variant,
                      o.phf, o.preagg, o.prefilter, o.map_memory, o.two_phase, o.block ? fmt::format(" --block {}", o.block) : "",
-                     o.grid ? fmt::format(" --grid {}", o.grid) : "");
+                     o.grid ? fmt::format(" --grid {}", o.grid) : "",
+                     o.store_memory_mb > 0 ? fmt::format(" --store-memory {}", o.store_memory_mb) : "");
 }
 
 SelfCheckResult self_check(const std::string& engine_name, const std::vector<GpuOptions>& configs, int cubes,

@@ -224,5 +224,55 @@ TEST(GpuEngine, CountsTheTargetStoresUpdates) {
   }
 }
 
+// An area whose store does not fit the memory allowed is aggregated in
+// chunks of target numbers, one phase or two, with the same answers.
+TEST(GpuEngine, AreasLargerThanTheStoreMemoryAreAggregatedInChunks) {
+  std::vector<GpuOptions> configs(4);
+  configs[1].two_phase = "off";
+  configs[1].variant = "hash";
+  configs[2].two_phase = "off";
+  configs[2].variant = "dense";
+  configs[3].two_phase = "on";
+  for (GpuOptions& o : configs) o.store_memory_mb = 16.0 / 1048576.0 * 1024;  // 16 KiB
+  size_t chunked = 0;
+  for (uint64_t seed = 30; seed < 42; ++seed) {
+    const RandomCube cube = random_cube(seed);
+    std::mt19937_64 rng(seed);
+    for (int q = 0; q < 4; ++q) {
+      const AreaQuery query = random_query(rng, cube.schema);
+      const AggregationMap map(cube.schema, query);
+      const AreaResult want = CpuSerialEngine().run(cube.facts, map, query);
+      const AreaResult magnitudes = contribution_magnitudes(cube.facts, map, query.measure);
+      for (const GpuOptions& o : configs) {
+        EngineChoice gpu = make_engine("gpu", cube.facts.size(), o);
+        AreaResult got;
+        try {
+          got = gpu.engine->run(cube.facts, map, query);
+        } catch (const InputError&) {
+          continue;  // e.g. too many class tuples for two phases
+        }
+        const std::string plan = gpu.engine->last_plan();
+        chunked += plan.find(" chunks of ") != std::string::npos;
+        EXPECT_EQ(compare_results(want, got, query.aggregate, magnitudes), "")
+            << "seed " << seed << " query " << q << " " << describe(o) << " (" << plan << ")";
+      }
+    }
+  }
+  EXPECT_GT(chunked, 20u);
+  // The Machines cube's M3 (874,437 targets) in a quarter of a MiB.
+  GeneratedCube machines = generate_machines(0.0005, 3, {});
+  GpuOptions small;
+  small.store_memory_mb = 0.25;
+  const NamedQuery& m3 = machines.queries.back();
+  const AreaQuery q = parse_query_json(machines.schema, m3.json, m3.name);
+  const AggregationMap map(machines.schema, q);
+  EngineChoice gpu = make_engine("gpu", machines.facts.size(), small);
+  const AreaResult got = gpu.engine->run(machines.facts, map, q);
+  EXPECT_NE(gpu.engine->last_plan().find(" chunks of "), std::string::npos) << gpu.engine->last_plan();
+  EXPECT_EQ(compare_results(CpuSerialEngine().run(machines.facts, map, q), got, q.aggregate,
+                            contribution_magnitudes(machines.facts, map, q.measure)),
+            "");
+}
+
 }  // namespace
 }  // namespace gpuolap

@@ -29,7 +29,8 @@ struct TargetTable {
   unsigned long long* max;
   uint8_t* touched;        // dense stores: a slot has a contribution
   uint64_t slots;          // hash: capacity (a power of two); dense: targets * copies
-  uint64_t targets;        // dense: targets of the area
+  uint64_t first;          // the window of target numbers this store takes: [first, first + targets)
+  uint64_t targets;        // (the whole area unless it is aggregated in chunks; others are skipped)
   unsigned copies;
   unsigned replicas;       // shared store: copies per block
   unsigned* overflow;      // hash: set when a probe went round the table
@@ -71,8 +72,10 @@ struct GlobalStore {
 };
 
 // Open addressing with linear probing; copy c of a target hashes separately.
-struct HashStore : GlobalStore {  template <int F>
+struct HashStore : GlobalStore {
+  template <int F>
   __device__ void add(uint64_t target, unsigned copy, const Part& p) {
+    if (target - t.first >= t.targets) return;  // another chunk's
     const uint64_t mask = t.slots - 1;
     uint64_t slot = mix64(target * t.copies + copy) & mask;
     for (uint64_t probes = 0; probes < t.slots; ++probes) {
@@ -92,16 +95,17 @@ struct HashStore : GlobalStore {  template <int F>
 };
 
 // One slot per (copy, target): no hashing when the area is small enough.
-struct DenseStore : GlobalStore {  template <int F>
+struct DenseStore : GlobalStore {
+  template <int F>
   __device__ void add(uint64_t target, unsigned copy, const Part& p) {
-    const uint64_t slot = uint64_t{copy} * t.targets + target;
+    const uint64_t x = target - t.first;
+    if (x >= t.targets) return;  // another chunk's
+    const uint64_t slot = uint64_t{copy} * t.targets + x;
     if (!(F & kCount) && !t.touched[slot]) t.touched[slot] = 1;
     add_to_slot<F>(t, slot, p);
   }
 };
 
-// Block-private accumulators in shared memory, flushed to one dense copy in
-// global memory when the block is done.
 // Block-private accumulators in shared memory, flushed to one dense copy in
 // global memory when the block is done. With few targets, each warp (or
 // group of warps) gets its own replica, so warps never contend for a slot
@@ -138,7 +142,9 @@ struct SharedStore {
   }
   template <int F>
   __device__ void add(uint64_t target, unsigned, const Part& p) {
-    const uint64_t i = base + target;
+    const uint64_t x = target - t.first;
+    if (x >= t.targets) return;  // another chunk's
+    const uint64_t i = base + x;
     if (!touched[i]) touched[i] = 1;
     if (F & kSum) atomicAdd(&sum[i], p.sum);
     if (F & kCount) atomicAdd(&count[i], p.count);
