@@ -160,9 +160,9 @@ void launch_expand(StoreKind store, int fields, const LaunchShape& shape, const 
 }
 
 namespace {
-template <class Store, int F>
+template <class Store, int F, int D>
 void run_with(const LaunchShape& s, const KernelInput& in, const LeanMap& map, const TargetTable& table, int* blocks) {
-  auto kernel = lean_run_kernel<Store, F>;
+  auto kernel = lean_run_kernel<Store, F, D>;
   if (s.shared_bytes > 48 * 1024)
     GPUOLAP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                             static_cast<int>(s.shared_bytes)));
@@ -176,16 +176,27 @@ void run_with(const LaunchShape& s, const KernelInput& in, const LeanMap& map, c
   GPUOLAP_CHECK_LAUNCH("lean_run_kernel");
 }
 
+template <class Store, int F>
+void run_dims(const LaunchShape& s, const KernelInput& in, const LeanMap& map, const TargetTable& t, int* blocks) {
+  switch (map.dims) {
+    case 0: return run_with<Store, F, 0>(s, in, map, t, blocks);
+    case 1: return run_with<Store, F, 1>(s, in, map, t, blocks);
+    case 2: return run_with<Store, F, 2>(s, in, map, t, blocks);
+    case 3: return run_with<Store, F, 3>(s, in, map, t, blocks);
+    default: return run_with<Store, F, 4>(s, in, map, t, blocks);
+  }
+}
+
 // Launches the kernel, or with `blocks` only tells how many fit on an SM.
 template <class Store>
 void run_fields(int fields, const LaunchShape& s, const KernelInput& in, const LeanMap& map, const TargetTable& t,
                 int* blocks) {
   switch (fields) {
-    case kSumFields: return run_with<Store, kSumFields>(s, in, map, t, blocks);
-    case kSumCountFields: return run_with<Store, kSumCountFields>(s, in, map, t, blocks);
-    case kMinFields: return run_with<Store, kMinFields>(s, in, map, t, blocks);
-    case kMinMaxFields: return run_with<Store, kMinMaxFields>(s, in, map, t, blocks);
-    default: return run_with<Store, kMaxFields>(s, in, map, t, blocks);
+    case kSumFields: return run_dims<Store, kSumFields>(s, in, map, t, blocks);
+    case kSumCountFields: return run_dims<Store, kSumCountFields>(s, in, map, t, blocks);
+    case kMinFields: return run_dims<Store, kMinFields>(s, in, map, t, blocks);
+    case kMinMaxFields: return run_dims<Store, kMinMaxFields>(s, in, map, t, blocks);
+    default: return run_dims<Store, kMaxFields>(s, in, map, t, blocks);
   }
 }
 
@@ -204,9 +215,11 @@ void launch_lean_run(StoreKind store, int fields, const LaunchShape& shape, cons
   run_store(store, fields, shape, input, map, table, nullptr);
 }
 
-int lean_run_blocks_per_sm(StoreKind store, int fields, int block, size_t shared_bytes) {
+int lean_run_blocks_per_sm(StoreKind store, int fields, int dims, int block, size_t shared_bytes) {
   int blocks = 0;
-  run_store(store, fields, LaunchShape{1, block, shared_bytes, nullptr, true}, KernelInput{}, LeanMap{}, TargetTable{},
+  LeanMap map{};
+  map.dims = dims;
+  run_store(store, fields, LaunchShape{1, block, shared_bytes, nullptr, true}, KernelInput{}, map, TargetTable{},
             &blocks);
   return blocks;
 }

@@ -34,7 +34,7 @@ void launch_aggregate(StoreKind store, Preagg preagg, int fields, const LaunchSh
 // The thread-run kernel (Preagg::run) over a lean map.
 void launch_lean_run(StoreKind store, int fields, const LaunchShape& shape, const KernelInput& input,
                      const LeanMap& map, const TargetTable& table);
-int lean_run_blocks_per_sm(StoreKind store, int fields, int block, size_t shared_bytes);
+int lean_run_blocks_per_sm(StoreKind store, int fields, int dims, int block, size_t shared_bytes);
 
 // Phase 2 of two-phase aggregation (hash or dense store): counts[x], the
 // targets of class tuple x (0 when empty); then, with ends = the inclusive

@@ -33,8 +33,9 @@ struct DeviceMap {
 
 // A map with at most one target per base in at most kFewDims dimensions,
 // packed for the thread-run kernel: per dimension and base one uint32, the
-// target's position in the dimension (kNoPosition: the base is not in the
-// area). Small enough to be copied into each block's shared memory, where
+// base's part of the target number, position x stride (kNoPosition: the base
+// is not in the area), so a target is the sum of its dimensions' parts. Only
+// for areas of fewer than 2^32 - 1 targets. Small enough to be copied into each block's shared memory, where
 // lanes looking up different bases do not serialise as they do in L1 (B3's
 // 3,624 customers: up to 32 cache lines per warp-wide load). Weights, per
 // base, are read only for dimensions where some weight is not 1.
@@ -52,7 +53,6 @@ struct LeanMap {
   uint32_t shared_at;       // ... at this byte offset of the block's dynamic shared memory
   int shift[kFewDims];
   uint64_t mask[kFewDims];
-  uint64_t stride[kFewDims];
   uint32_t first[kFewDims];       // index of dimension d's base 0 in the positions
   uint32_t weights_at[kFewDims];  // byte offset of double weights[base], or kNoWeights
 };

@@ -78,6 +78,7 @@ struct MapImage {
   DeviceMap view{};
   ByteImage lean_image;
   LeanMap lean{};
+  bool narrow = false;  // its targets fit the packed map's uint32 parts (the thread-run kernel)
   bool is_lean() const { return view.single && view.dims <= kFewDims; }
 };
 
@@ -111,23 +112,30 @@ MapImage build_map_image(const std::vector<CsrDimension>& dims) {
     std::vector<uint32_t> positions;
     std::vector<std::vector<double>> weights;
     int a = 0;
+    uint64_t largest_target = 0;
+    m.narrow = true;
     for (const CsrDimension& c : dims) {
       if (is_total(c.offsets, c.positions, c.weights)) continue;
       m.lean.shift[a] = c.shift;
       m.lean.mask[a] = c.mask;
-      m.lean.stride[a] = c.stride;
       m.lean.first[a] = static_cast<uint32_t>(positions.size());
       std::vector<double> w(c.offsets.size() - 1, 0.0);
       bool all_one = true;
+      uint64_t largest_part = 0;
       for (size_t b = 0; b + 1 < c.offsets.size(); ++b) {
         const bool has = c.offsets[b + 1] > c.offsets[b];
-        positions.push_back(has ? c.positions[c.offsets[b]] : kNoPosition);
+        const uint64_t part = has ? uint64_t{c.positions[c.offsets[b]]} * c.stride : 0;
+        largest_part = std::max(largest_part, part);
+        m.narrow = m.narrow && part < kNoPosition;
+        positions.push_back(has ? static_cast<uint32_t>(part) : kNoPosition);
         if (has) w[b] = c.weights[c.offsets[b]];
         all_one = all_one && (!has || w[b] == 1.0);
       }
       weights.push_back(all_one ? std::vector<double>{} : std::move(w));
+      largest_target += largest_part;
       ++a;
     }
+    m.narrow = m.narrow && largest_target < kNoPosition;
     m.lean.dims = a;
     m.lean.entries = static_cast<uint32_t>(positions.size());
     m.lean.positions_at = m.lean_image.append(positions);
@@ -575,13 +583,15 @@ GpuEngine::StagePlan GpuEngine::plan_for(int block, uint64_t targets, int fields
   // targets (H200, scale 1); past that, none.
   const bool constant_map = options_.map_memory == "constant";
   if (options_.preagg == "auto")
-    p.preagg = lean && !constant_map ? Preagg::run : targets <= 65536 ? Preagg::lane0 : Preagg::none;
+    p.preagg = lean && map.narrow && !constant_map ? Preagg::run : targets <= 65536 ? Preagg::lane0 : Preagg::none;
   else
     p.preagg = parse_preagg(options_.preagg);
   if (p.preagg == Preagg::run && !lean)
     throw InputError(text("gpu engine: --preagg run needs a map with at most one target per base in at most ",
                           kFewDims, " restricted dimensions; this one has ", map.view.dims,
                           map.view.single ? "" : " and bases with several targets"));
+  if (p.preagg == Preagg::run && !map.narrow)
+    throw InputError("gpu engine: --preagg run needs an area of fewer than 2^32 - 1 targets");
   if (p.preagg == Preagg::run && constant_map)
     throw InputError("gpu engine: --preagg run reads its own packed map from shared or global memory, not constant memory");
   p.block = block;
@@ -592,8 +602,9 @@ GpuEngine::StagePlan GpuEngine::plan_for(int block, uint64_t targets, int fields
     p.map_in_shared = positions_bytes <= kLeanSharedBytes && store_bytes + positions_bytes <= shared_limit;
     if (p.map_in_shared) p.shared_bytes = store_bytes + positions_bytes;
   }
+  const int lean_dims = map.lean.dims;
   p.resident = p.preagg == Preagg::run
-                   ? lean_run_blocks_per_sm(p.store, fields, p.block, p.shared_bytes)
+                   ? lean_run_blocks_per_sm(p.store, fields, lean_dims, p.block, p.shared_bytes)
                    : resident_blocks_per_sm(p.store, p.preagg, fields, lean, p.block, p.shared_bytes);
   if (p.resident == 0 && options_.block > 0)
     throw InputError(text("gpu engine: blocks of ", block, " threads do not fit on a multiprocessor with this kernel ",

@@ -13,9 +13,12 @@
 
 namespace gpuolap::gpu {
 
-constexpr uint64_t kNoTarget = ~0ull;
+// No run yet (LeanMap targets are below it).
+constexpr uint32_t kNoRun = kNoPosition;
 
-template <class Store, int F>
+// D: the map's dimensions, exactly (a loop over unused slots would still
+// issue its predicated instructions: the kernel is instruction-bound).
+template <class Store, int F, int D>
 __global__ void lean_run_kernel(KernelInput in, LeanMap map, Store store) {
   extern __shared__ __align__(16) uint8_t smem[];
   store.template bind<F>(smem);
@@ -30,7 +33,7 @@ __global__ void lean_run_kernel(KernelInput in, LeanMap map, Store store) {
   const uint64_t threads = uint64_t{gridDim.x} * blockDim.x;
   const unsigned copy = static_cast<unsigned>((uint64_t{blockIdx.x} * blockDim.x + threadIdx.x) %
                                               (store.t.copies ? store.t.copies : 1));
-  uint64_t run_target = kNoTarget;
+  uint32_t run_target = kNoRun;
   Part run = Part::identity();
   // Writes the runs of the lanes that pass `ends` (all lanes call it).
   auto write_runs = [&](bool ends) {
@@ -67,24 +70,19 @@ __global__ void lean_run_kernel(KernelInput in, LeanMap map, Store store) {
 #pragma unroll 1
     for (int u = 0; u < kBatch; ++u) {
       bool relevant = values[0] == values[0];
-      uint64_t target = 0;
+      uint32_t target = 0;
       double w = 1.0;
 #pragma unroll
-      for (int d = 0; d < kFewDims; ++d) {
-        if (d < map.dims && relevant) {
-          const uint32_t b = static_cast<uint32_t>((keys[0] >> map.shift[d]) & map.mask[d]);
-          const uint32_t position = positions[map.first[d] + b];
-          if (position == kNoPosition) {
-            relevant = false;
-          } else {
-            target += uint64_t{position} * map.stride[d];
-            // In dimension order, as on the CPU (a weight of 1 changes nothing).
-            if (map.weights_at[d] != kNoWeights)
-              w = __dmul_rn(w, reinterpret_cast<const double*>(map.global + map.weights_at[d])[b]);
-          }
-        }
+      for (int d = 0; d < D; ++d) {
+        const uint32_t b = static_cast<uint32_t>((keys[0] >> map.shift[d]) & map.mask[d]);
+        const uint32_t offset = positions[map.first[d] + b];  // position x stride
+        relevant = relevant && offset != kNoPosition;
+        target += offset;
+        // In dimension order, as on the CPU (a weight of 1 changes nothing).
+        if (relevant && map.weights_at[d] != kNoWeights)
+          w = __dmul_rn(w, reinterpret_cast<const double*>(map.global + map.weights_at[d])[b]);
       }
-      const bool ends = relevant && run_target != kNoTarget && target != run_target;
+      const bool ends = relevant && run_target != kNoRun && target != run_target;
       if (__any_sync(kFullWarp, ends)) write_runs(ends);
       if (relevant) {
         const Part part = Part::of(__dmul_rn(w, values[0]));
@@ -102,7 +100,7 @@ __global__ void lean_run_kernel(KernelInput in, LeanMap map, Store store) {
       }
     }
   }
-  write_runs(run_target != kNoTarget);
+  write_runs(run_target != kNoRun);
   store.template flush<F>();
 }
 
