@@ -45,10 +45,10 @@ class DurableCube {
   const Recovery& recovery() const { return recovery_; }
 
   // Appends a record (numbering it) without syncing.
-  uint64_t append(LogRecord& record) { return log_->append(record); }
+  uint64_t append(LogRecord& record);
   // Makes appended records durable: call before acknowledging them.
   void sync() { log_->sync(); }
-  uint64_t log_bytes() const { return log_->bytes(); }
+  uint64_t log_bytes() const { return log_ ? log_->bytes() : 0; }
   // Saves the store's table as the new snapshot (write, fsync, rename) and
   // starts an empty log after it.
   void checkpoint(const ProgressFn& progress = {});

@@ -89,10 +89,21 @@ void DurableCube::checkpoint(const ProgressFn& progress) {
   snapshot_checksum_ = store_checksum(dir_);
   // A crash here leaves the old log, which names the old snapshot: opening
   // recognises it as stale and does not apply it again.
-  log_.reset();
+  // If no new log can be started, appending to the old one would lose the
+  // writes (it is stale now): refuse further appends instead.
   const fs::path path = log_file(dir_);
-  WriteAheadLog::create(path, snapshot_checksum_);
-  log_ = std::make_unique<WriteAheadLog>(path, fs::file_size(path), 1);
+  try {
+    WriteAheadLog::create(path, snapshot_checksum_);
+    log_ = std::make_unique<WriteAheadLog>(path, fs::file_size(path), 1);
+  } catch (...) {
+    log_.reset();
+    throw;
+  }
+}
+
+uint64_t DurableCube::append(LogRecord& record) {
+  if (!log_) throw std::runtime_error(fmt::format("{}: no usable write-ahead log since a failed checkpoint", dir_.string()));
+  return log_->append(record);
 }
 
 Cube load_cube_with_log(const fs::path& dir, const ProgressFn& progress,
