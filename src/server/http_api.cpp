@@ -19,7 +19,8 @@ const std::set<std::string> kJsonParameters{"area", "expand", "paths"};
 
 void send_json(httplib::Response& res, int status, const json& body) {
   res.status = status;
-  res.set_content(body.dump(), "application/json");
+  // Replace, not throw on, bytes that are not UTF-8 (a client's, echoed in a detail).
+  res.set_content(body.dump(-1, ' ', false, json::error_handler_t::replace), "application/json");
 }
 
 void send_error(httplib::Response& res, int status, const std::string& code, const std::string& detail) {
@@ -142,7 +143,9 @@ HttpApi::HttpApi(CubeApi& api, HttpOptions options)
   static const std::set<std::string> kEndpoints{"/server/info", "/cube/info", "/dimension/elements", "/cell/value",
                                                 "/cell/values", "/cell/area", "/cell/export", "/cell/replace",
                                                 "/cell/replace_bulk", "/cube/save"};
+  // Called for every status >= 400: fills in only what httplib itself refused.
   http_->set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return;
     if (res.status == 404 && kEndpoints.count(req.path))
       send_error(res, 405, "method_not_allowed", fmt::format("{} does not take {}", req.path, req.method));
     else if (res.status == 404)
@@ -152,7 +155,7 @@ HttpApi::HttpApi(CubeApi& api, HttpOptions options)
                  fmt::format("the request body is larger than the limit"));
     else if (res.status == 400 && res.body.empty())
       send_error(res, 400, "bad_request", "malformed HTTP request (a POST needs a Content-Length, even of 0)");
-    else if (res.body.empty())
+    else
       send_error(res, res.status, "http_error", fmt::format("HTTP status {}", res.status));
   });
   http_->set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr) {

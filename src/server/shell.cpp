@@ -60,7 +60,7 @@ int run_shell(CubeApi& api, std::istream& in, std::ostream& out) {
       reply = json{{"error", "internal"}, {"detail", e.what()}};
     }
     failures += reply.contains("error");
-    out << reply.dump() << '\n' << std::flush;
+    out << reply.dump(-1, ' ', false, json::error_handler_t::replace) << '\n' << std::flush;
   }
   return failures;
 }
