@@ -33,7 +33,7 @@ TEST_F(HttpApiTest, InfoEndpointsDescribeServerCubeAndDimensions) {
   EXPECT_EQ(a["name"], "a");
   EXPECT_EQ(a["level"], 0);
   EXPECT_EQ(a["depth"], 1);
-  EXPECT_EQ(a["parents"], json({"All", "Pair"}));
+  EXPECT_EQ(a["parents"], json({"All", "Pair", "Diff"}));
   const auto csv = client_->Get("/dimension/elements?dimension=Product&format=csv");
   ASSERT_TRUE(csv);
   EXPECT_EQ(csv->get_header_value("Content-Type"), "text/csv");

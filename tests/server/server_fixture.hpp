@@ -18,12 +18,13 @@
 
 namespace gpuolap::server::testing {
 
-// Product: All = a + 2 b; Pair = a + c. Year: Y = 2024 + 2025.
+// Product: All = a + 2 b; Pair = a + c; Diff = a - c. Year: Y = 2024 + 2025.
 inline const char* kShopSchema = R"({"name": "Shop", "dimensions": [
   {"name": "Product", "elements": [
      {"name": "All", "children": [{"name": "a"}, {"name": "b", "weight": 2}]},
      {"name": "Pair", "children": [{"name": "a"}, {"name": "c"}]},
-     {"name": "a"}, {"name": "b"}, {"name": "c"}]},
+     {"name": "a"}, {"name": "b"}, {"name": "c"},
+     {"name": "Diff", "children": [{"name": "a"}, {"name": "c", "weight": -1}]}]},
   {"name": "Year", "elements": [{"name": "Y", "children": [{"name": "2024"}, {"name": "2025"}]},
                                 {"name": "2024"}, {"name": "2025"}]}],
   "measures": ["Sales", "Units"]})";
