@@ -1,8 +1,14 @@
 #pragma once
 // The facts of a cube under writes. Writes (set / add / delete of base cells)
 // go into a delta that overlays the sorted main table: for every touched cell
-// the delta holds its new state. Reading through table() merges a pending
-// delta first, so a read always sees every acknowledged write.
+// the delta holds its new state. Reading through table() or snapshot() merges
+// a pending delta first, so a read always sees every acknowledged write.
+//
+// Merged tables are immutable and shared: a snapshot stays valid, and
+// unchanged, while later writes make new tables. Each merged table records
+// its changes since a base table (TableChanges), so that a device copy of the
+// base is patched rather than copied again; once the changes outgrow a
+// fraction of the table, the next merged table becomes the new base.
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -45,14 +51,34 @@ class FactStore {
   // Folds the delta into a new sorted main table.
   void merge();
   // The merged facts (merges a pending delta first).
-  const FactTable& table();
+  const FactTable& table() { return *snapshot(); }
+  // The same, shared: valid and unchanged however the store changes later.
+  std::shared_ptr<const FactTable> snapshot();
   const KeyCodec& codec() const { return codec_; }
+
+  // Changes since the base after which the next merge starts a new base.
+  size_t rebase_threshold() const;
 
  private:
   std::optional<std::vector<double>> current(uint64_t key) const;
+  // Makes `table` the main table, recording the cells `written` (their new
+  // values, nullopt when deleted).
+  struct Written {
+    uint64_t key;
+    std::optional<std::vector<double>> values;
+  };
+  void install(FactTable table, const std::vector<Written>& written);
+
+  struct Change {
+    uint64_t generation;
+    std::vector<double> values;  // all NaN: deleted
+  };
 
   KeyCodec codec_;
-  FactTable main_;
+  std::shared_ptr<const FactTable> main_;
+  uint64_t base_id_ = 0;
+  uint64_t generation_ = 0;
+  std::map<uint64_t, Change> since_base_;
   // nullopt: the cell is deleted.
   std::map<uint64_t, std::optional<std::vector<double>>> delta_;
 };

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -22,6 +23,20 @@ inline bool has_value(double v) { return !std::isnan(v); }
 
 inline constexpr size_t kDefaultPageSize = 16384;
 
+// The cells of a table written since an earlier table, its base: what an
+// engine holding a copy of the base, or of a later table of the same base
+// (the gpu engine's device copy), must patch instead of copying the whole
+// table again. Cumulative since the base; the entries are sorted by key. A
+// cell deleted since the base has all values NaN.
+struct TableChanges {
+  uint64_t base_id = 0;     // FactTable::id() of the base
+  uint64_t generation = 0;  // grows with every merge since the base
+  std::vector<uint64_t> keys;
+  std::vector<uint64_t> generations;   // the merge that last changed the cell
+  std::vector<std::vector<double>> values;  // [measure][entry]; all NaN: the cell was deleted
+  size_t size() const { return keys.size(); }
+};
+
 class FactTable {
  public:
   FactTable() = default;
@@ -31,6 +46,7 @@ class FactTable {
 
   size_t size() const { return keys_.size(); }
   size_t measure_count() const { return values_.size(); }
+  size_t dimension_count() const { return dims_; }
   std::span<const uint64_t> keys() const { return keys_; }
   std::span<const double> values(size_t measure) const { return values_[measure]; }
 
@@ -51,8 +67,14 @@ class FactTable {
   // copies share it. Device-resident copies are keyed by it.
   uint64_t id() const { return id_; }
 
+  // How this table differs from its base, when the FactStore that made it
+  // knows (null otherwise: a copy must take the whole table).
+  const std::shared_ptr<const TableChanges>& changes() const { return changes_; }
+  void set_changes(std::shared_ptr<const TableChanges> c) { changes_ = std::move(c); }
+
  private:
   uint64_t id_ = 0;
+  std::shared_ptr<const TableChanges> changes_;
   std::vector<uint64_t> keys_;
   std::vector<std::vector<double>> values_;
   size_t page_size_ = kDefaultPageSize;

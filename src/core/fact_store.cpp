@@ -5,15 +5,47 @@
 namespace gpuolap {
 
 FactStore::FactStore(KeyCodec codec, FactTable table)
-    : codec_(std::move(codec)), main_(std::move(table)) {}
+    : codec_(std::move(codec)), main_(std::make_shared<const FactTable>(std::move(table))), base_id_(main_->id()) {}
 
 std::optional<std::vector<double>> FactStore::current(uint64_t key) const {
   if (auto it = delta_.find(key); it != delta_.end()) return it->second;
-  const size_t i = main_.find(key);
-  if (i == main_.size()) return std::nullopt;
-  std::vector<double> values(main_.measure_count());
-  for (size_t m = 0; m < values.size(); ++m) values[m] = main_.values(m)[i];
+  const size_t i = main_->find(key);
+  if (i == main_->size()) return std::nullopt;
+  std::vector<double> values(main_->measure_count());
+  for (size_t m = 0; m < values.size(); ++m) values[m] = main_->values(m)[i];
   return values;
+}
+
+size_t FactStore::rebase_threshold() const {
+  // Patching costs per changed cell what copying costs per cell, and more
+  // (a search, a scatter): past a thirty-second of the table, copy it anew.
+  return std::max<size_t>(4096, main_->size() / 32);
+}
+
+void FactStore::install(FactTable table, const std::vector<Written>& written) {
+  ++generation_;
+  if (since_base_.size() + written.size() > rebase_threshold()) {
+    since_base_.clear();
+    base_id_ = table.id();
+    main_ = std::make_shared<const FactTable>(std::move(table));
+    return;
+  }
+  const size_t measures = table.measure_count();
+  // A cell added and then deleted stays recorded: a copy that holds it
+  // must learn of the deletion.
+  for (const Written& w : written)
+    since_base_[w.key] = Change{generation_, w.values.value_or(std::vector<double>(measures, kNoValue))};
+  auto changes = std::make_shared<TableChanges>();
+  changes->base_id = base_id_;
+  changes->generation = generation_;
+  changes->values.resize(measures);
+  for (const auto& [key, c] : since_base_) {
+    changes->keys.push_back(key);
+    changes->generations.push_back(c.generation);
+    for (size_t m = 0; m < measures; ++m) changes->values[m].push_back(c.values[m]);
+  }
+  table.set_changes(std::move(changes));
+  main_ = std::make_shared<const FactTable>(std::move(table));
 }
 
 namespace {
@@ -38,7 +70,7 @@ bool write_cell(WriteMode mode, std::vector<double>& cell, const std::vector<boo
 }  // namespace
 
 void FactStore::apply(WriteMode mode, const CellWrite& write) {
-  std::vector<double> cell = current(write.key).value_or(std::vector<double>(main_.measure_count(), kNoValue));
+  std::vector<double> cell = current(write.key).value_or(std::vector<double>(main_->measure_count(), kNoValue));
   const bool keep = write_cell(mode, cell, write.present, [&](size_t m) { return write.values[m]; });
   delta_[write.key] = keep ? std::optional(std::move(cell)) : std::nullopt;
 }
@@ -50,8 +82,10 @@ void FactStore::apply(WriteMode mode, std::span<const uint64_t> keys, const std:
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return keys[a] < keys[b]; });
 
-  const size_t measures = main_.measure_count();
-  const auto main_keys = main_.keys();
+  const FactTable& main = *main_;
+  const size_t measures = main.measure_count();
+  const auto main_keys = main.keys();
+  std::vector<Written> written;
   std::vector<uint64_t> out_keys;
   std::vector<std::vector<double>> out_values(measures);
   out_keys.reserve(main_keys.size() + keys.size());
@@ -64,11 +98,11 @@ void FactStore::apply(WriteMode mode, std::span<const uint64_t> keys, const std:
   for (size_t g = 0; g < order.size();) {
     const uint64_t key = keys[order[g]];
     while (at < main_keys.size() && main_keys[at] < key) {
-      for (size_t m = 0; m < measures; ++m) cell[m] = main_.values(m)[at];
+      for (size_t m = 0; m < measures; ++m) cell[m] = main.values(m)[at];
       emit(main_keys[at++], cell);
     }
     bool keep = at < main_keys.size() && main_keys[at] == key;
-    for (size_t m = 0; m < measures; ++m) cell[m] = keep ? main_.values(m)[at] : kNoValue;
+    for (size_t m = 0; m < measures; ++m) cell[m] = keep ? main.values(m)[at] : kNoValue;
     if (keep) ++at;
     // The rows of this cell, in row order.
     for (; g < order.size() && keys[order[g]] == key; ++g) {
@@ -76,42 +110,48 @@ void FactStore::apply(WriteMode mode, std::span<const uint64_t> keys, const std:
       if (!keep) std::fill(cell.begin(), cell.end(), kNoValue);  // deleted, or emptied
     }
     if (keep) emit(key, cell);
+    written.push_back({key, keep ? std::optional(cell) : std::nullopt});
   }
   for (; at < main_keys.size(); ++at) {
-    for (size_t m = 0; m < measures; ++m) cell[m] = main_.values(m)[at];
+    for (size_t m = 0; m < measures; ++m) cell[m] = main.values(m)[at];
     emit(main_keys[at], cell);
   }
-  main_ = FactTable(codec_, std::move(out_keys), std::move(out_values), main_.page_size());
+  install(FactTable(codec_, std::move(out_keys), std::move(out_values), main.page_size()), written);
 }
 
 void FactStore::merge() {
   if (delta_.empty()) return;
-  const size_t measures = main_.measure_count();
+  const FactTable& main = *main_;
+  const size_t measures = main.measure_count();
   std::vector<uint64_t> keys;
   std::vector<std::vector<double>> values(measures);
-  keys.reserve(main_.size() + delta_.size());
-  for (auto& column : values) column.reserve(main_.size() + delta_.size());
+  std::vector<Written> written;
+  keys.reserve(main.size() + delta_.size());
+  for (auto& column : values) column.reserve(main.size() + delta_.size());
+  written.reserve(delta_.size());
 
   auto take_main = [&](size_t i) {
-    keys.push_back(main_.keys()[i]);
-    for (size_t m = 0; m < measures; ++m) values[m].push_back(main_.values(m)[i]);
+    keys.push_back(main.keys()[i]);
+    for (size_t m = 0; m < measures; ++m) values[m].push_back(main.values(m)[i]);
   };
   size_t i = 0;
-  const auto main_keys = main_.keys();
+  const auto main_keys = main.keys();
   for (const auto& [key, state] : delta_) {
     while (i < main_keys.size() && main_keys[i] < key) take_main(i++);
     if (i < main_keys.size() && main_keys[i] == key) ++i;  // replaced or deleted
+    written.push_back({key, state});
     if (!state) continue;
     keys.push_back(key);
     for (size_t m = 0; m < measures; ++m) values[m].push_back((*state)[m]);
   }
   while (i < main_keys.size()) take_main(i++);
 
-  main_ = FactTable(codec_, std::move(keys), std::move(values), main_.page_size());
+  const size_t page_size = main.page_size();
   delta_.clear();
+  install(FactTable(codec_, std::move(keys), std::move(values), page_size), written);
 }
 
-const FactTable& FactStore::table() {
+std::shared_ptr<const FactTable> FactStore::snapshot() {
   merge();
   return main_;
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <random>
 
 namespace gpuolap {
@@ -120,6 +121,100 @@ TEST(FactStore, ABatchEqualsTheSameWritesOneByOne) {
         ASSERT_TRUE((std::isnan(x) && std::isnan(y)) || x == y) << "round " << round << " cell " << a.keys()[i];
       }
   }
+}
+
+// Rebuilds a table from an earlier one of the same base and the changes
+// recorded after the earlier one's generation.
+std::map<uint64_t, std::vector<double>> replay(const FactTable& earlier, uint64_t after, const TableChanges& c) {
+  std::map<uint64_t, std::vector<double>> cells;
+  for (size_t i = 0; i < earlier.size(); ++i) cells[earlier.keys()[i]] = {earlier.values(0)[i], earlier.values(1)[i]};
+  for (size_t e = 0; e < c.size(); ++e)
+    if (c.generations[e] > after) cells[c.keys[e]] = {c.values[0][e], c.values[1][e]};
+  std::erase_if(cells, [](const auto& kv) { return !has_value(kv.second[0]) && !has_value(kv.second[1]); });
+  return cells;
+}
+
+std::map<uint64_t, std::vector<double>> cells_of(const FactTable& t) {
+  std::map<uint64_t, std::vector<double>> cells;
+  for (size_t i = 0; i < t.size(); ++i) cells[t.keys()[i]] = {t.values(0)[i], t.values(1)[i]};
+  return cells;
+}
+
+bool same_cells(const std::map<uint64_t, std::vector<double>>& a, const std::map<uint64_t, std::vector<double>>& b) {
+  if (a.size() != b.size()) return false;
+  for (auto i = a.begin(), j = b.begin(); i != a.end(); ++i, ++j)
+    for (size_t m = 0; m < 2; ++m)
+      if (i->first != j->first || !((std::isnan(i->second[m]) && std::isnan(j->second[m])) || i->second[m] == j->second[m]))
+        return false;
+  return true;
+}
+
+TEST(FactStore, RecordedChangesRebuildTheTableFromItsBase) {
+  std::mt19937_64 rng(11);
+  FactStore s = two_cells();
+  std::shared_ptr<const FactTable> base = s.snapshot(), previous = base;
+  EXPECT_EQ(base->changes(), nullptr);
+  uint64_t last_generation = 0;
+  for (int round = 0; round < 60; ++round) {
+    const WriteMode mode = static_cast<WriteMode>(rng() % 3);
+    if (round % 2 == 0) {
+      for (int i = 0; i < 5; ++i)
+        s.apply(mode, row(rng() % 40, {static_cast<double>(rng() % 9), kNoValue}, {true, rng() % 2 == 0}));
+    } else {
+      std::vector<uint64_t> keys;
+      std::vector<std::vector<double>> values(2);
+      for (int i = 0; i < 5; ++i) {
+        keys.push_back(rng() % 40);
+        values[0].push_back(static_cast<double>(rng() % 9));
+        values[1].push_back(rng() % 3 == 0 ? kNoValue : 1.0);
+      }
+      s.apply(mode, keys, values, {true, true});
+    }
+    const std::shared_ptr<const FactTable> now = s.snapshot();
+    ASSERT_NE(now->changes(), nullptr) << "round " << round;
+    const TableChanges& c = *now->changes();
+    EXPECT_EQ(c.base_id, base->id());
+    EXPECT_GT(c.generation, last_generation);
+    for (uint64_t g : c.generations) EXPECT_LE(g, c.generation);
+    EXPECT_TRUE(same_cells(replay(*base, 0, c), cells_of(*now))) << "round " << round;
+    EXPECT_TRUE(same_cells(replay(*previous, last_generation, c), cells_of(*now))) << "round " << round;
+    last_generation = c.generation;
+    previous = now;
+  }
+}
+
+TEST(FactStore, ASnapshotIsUnchangedByLaterWrites) {
+  FactStore s = two_cells();
+  const std::shared_ptr<const FactTable> before = s.snapshot();
+  s.apply(WriteMode::remove, row(3, {0.0, 0.0}));
+  s.apply(WriteMode::set, row(9, {5.0, 5.0}));
+  EXPECT_EQ(s.table().size(), 2u);
+  ASSERT_EQ(before->size(), 2u);
+  EXPECT_EQ(before->keys()[0], 3u);
+  EXPECT_EQ(before->values(0)[0], 1.0);
+  EXPECT_NE(before->id(), s.table().id());
+}
+
+TEST(FactStore, ManyChangesStartANewBase) {
+  const KeyCodec codec({16, 16}, {"x", "y"}, "test");
+  FactStore s(codec, FactTable(codec, {1, 2}, {{1.0, 2.0}, {kNoValue, kNoValue}}));
+  ASSERT_EQ(s.rebase_threshold(), 4096u);
+  std::vector<uint64_t> keys;
+  std::vector<std::vector<double>> values(2);
+  for (uint64_t k = 10; k < 10 + 4000; ++k) {
+    keys.push_back(k);
+    values[0].push_back(1.0);
+    values[1].push_back(kNoValue);
+  }
+  s.apply(WriteMode::set, keys, values, {true, true});
+  ASSERT_NE(s.table().changes(), nullptr);
+  EXPECT_EQ(s.table().changes()->size(), 4000u);
+  for (auto& k : keys) k += 5000;
+  s.apply(WriteMode::set, keys, values, {true, true});
+  EXPECT_EQ(s.table().changes(), nullptr);  // 8,000 changes: the table is the new base
+  s.apply(WriteMode::add, row(1, {1.0, kNoValue}));
+  ASSERT_NE(s.table().changes(), nullptr);
+  EXPECT_EQ(s.table().changes()->size(), 1u);
 }
 
 }  // namespace

@@ -267,7 +267,7 @@ __global__ void aggregate_kernel(KernelInput in, DeviceMap map, Store store) {
     bool present[kBatch];
 #pragma unroll
     for (int u = 0; u < kBatch; ++u) {
-      const uint64_t i = first + uint64_t{u} * blockDim.x + threadIdx.x;
+      const uint64_t i = first + static_cast<uint64_t>(u) * blockDim.x + threadIdx.x;
       present[u] = i < in.n;
       keys[u] = 0;
       values[u] = 0.0;

@@ -495,7 +495,7 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
   StageClock clock(stream_);
 
   clock.start("upload");
-  cube_.ensure(facts, query.measure, stream_);
+  const CubeUpdate update = cube_.ensure(facts, query.measure, stream_);
   clock.stop();
 
   // Two-phase when the facts fall into few class tuples: far fewer updates
@@ -542,26 +542,29 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
   // dimension has no relevant base id in the page's range.
   const bool compact = options_.prefilter == "compact";
   clock.start("prefilter");
-  KernelInput input{cube_.keys(), cube_.values(query.measure), nullptr, facts.size()};
-  if (compact && facts.size() > 0) {
-    std::vector<uint8_t> pages(facts.page_count());
+  // The resident table is prefiltered; the few cells added since it was
+  // uploaded are read in full (KernelInput `added`).
+  KernelInput input{cube_.keys(), cube_.values(query.measure), nullptr, cube_.size()};
+  const KernelInput added{cube_.added_keys(), cube_.added_values(query.measure), nullptr, cube_.added_size()};
+  if (compact && cube_.size() > 0) {
+    std::vector<uint8_t> pages(cube_.page_count());
     for (size_t p = 0; p < pages.size(); ++p) {
       bool ok = true;
       for (size_t d = 0; d < map.dimension_count() && ok; ++d)
-        ok = map.dimension(d).any_relevant(facts.page_min(p, d), facts.page_max(p, d));
+        ok = map.dimension(d).any_relevant(cube_.page_min(p, d), cube_.page_max(p, d));
       pages[p] = ok;
     }
     page_relevant_.upload(pages, stream_);
-    cells_.reserve(facts.size());
+    cells_.reserve(cube_.size());
     selected_count_.reserve(2);
-    IsRelevant relevant{cube_.keys(), cube_.values(query.measure), page_relevant_.data(), facts.page_size(),
+    IsRelevant relevant{cube_.keys(), cube_.values(query.measure), page_relevant_.data(), cube_.page_size(),
                         image.view};
     thrust::counting_iterator<uint32_t> all(0);
     size_t bytes = 0;
     GPUOLAP_CUDA_CHECK(cub::DeviceSelect::If(nullptr, bytes, all, cells_.data(), selected_count_.data(),
-                                             static_cast<int64_t>(facts.size()), relevant, stream_));
+                                             static_cast<int64_t>(cube_.size()), relevant, stream_));
     GPUOLAP_CUDA_CHECK(cub::DeviceSelect::If(temp(bytes), bytes, all, cells_.data(), selected_count_.data(),
-                                             static_cast<int64_t>(facts.size()), relevant, stream_));
+                                             static_cast<int64_t>(cube_.size()), relevant, stream_));
     input.cells = cells_.data();
     input.n = selected_count_.download(1, stream_)[0];
   }
@@ -569,16 +572,17 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
 
   for (uint64_t capacity_factor = 2;; capacity_factor *= 2) {
     clock.start("table");
-    const uint64_t expected = std::min<uint64_t>(first_targets, std::max<uint64_t>(input.n, 1)) * plan.copies;
+    const uint64_t expected = std::min<uint64_t>(first_targets, std::max<uint64_t>(input.n + added.n, 1)) * plan.copies;
     const TargetTable t = first_.prepare(plan.store, first_targets, plan.copies,
                                          next_pow2(std::max<uint64_t>(1024, expected * capacity_factor)), first_fields,
                                          stream_);
     clock.stop();
 
     clock.start("aggregate");
-    if (input.n > 0)
-      launch_aggregate(plan.store, plan.preagg, first_fields,
-                       LaunchShape{plan.grid, plan.block, plan.shared_bytes, stream_, lean}, input, image.view, t);
+    for (const KernelInput& in : {input, added})
+      if (in.n > 0)
+        launch_aggregate(plan.store, plan.preagg, first_fields,
+                         LaunchShape{plan.grid, plan.block, plan.shared_bytes, stream_, lean}, in, image.view, t);
     clock.stop();
 
     if (plan.store == StoreKind::hash && first_.overflow.download(1, stream_)[0] != 0) {
@@ -613,7 +617,12 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
                                              : compact_dense(t, fields, query.aggregate, clock);
     }
     stages_ = clock.read();
-    plan_ = text(expand_plan, lean ? "lean kernel (" : "kernel (", image.view.dims, " dimensions walked), store ",
+    const char* update_kind = update.kind == CubeUpdate::full      ? "uploaded"
+                              : update.kind == CubeUpdate::patched ? "patched"
+                                                                   : "resident";
+    plan_ = text("facts ", update_kind, update.kind == CubeUpdate::resident ? std::string() : text(" (", update.cells, " cells)"),
+                 ", ", cube_.size(), " resident + ", cube_.added_size(), " added cells in ",
+                 cube_.bytes() / 1e6, " MB of device memory; ", expand_plan, lean ? "lean kernel (" : "kernel (", image.view.dims, " dimensions walked), store ",
                  store_name(plan.store), ", copies ", plan.copies, ", preagg ",
                  preagg_name(plan.preagg), ", prefilter ", compact ? "compact" : "fused", ", map in ",
                  constant_map ? "constant" : "global", " memory, grid ", plan.grid, " x ", plan.block, " threads",
