@@ -73,7 +73,7 @@ void CellReader::for_each(const std::function<bool(uint64_t)>& wanted,
 
 CubeService::CubeService(std::unique_ptr<DurableCube> cube, std::string engine, uint64_t checkpoint_log_bytes)
     : cube_(std::move(cube)), engine_name_(std::move(engine)), checkpoint_log_bytes_(checkpoint_log_bytes) {
-  snapshot_ = std::make_shared<const FactTable>(cube_->store().table());
+  snapshot_ = cube_->store().snapshot();
   // Fails here, at start, for an engine this machine lacks.
   EngineChoice choice = make_engine(engine_name_, snapshot_->size());
   if (choice.engine->name().rfind("gpu", 0) == 0) shared_engine_ = std::move(choice.engine);
@@ -178,7 +178,7 @@ void CubeService::commit_group(std::vector<Request>& group) {
       cube_->sync();
       for (const auto& record : records)
         if (record) apply_record(cube_->store(), *record);
-      auto table = std::make_shared<const FactTable>(cube_->store().table());
+      auto table = cube_->store().snapshot();  // shared, not copied; records its changes for the GPU copy
       std::lock_guard lock(snapshot_mutex_);
       snapshot_ = std::move(table);
     }
