@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <httplib.h>
 
+#include <sys/socket.h>
+
 #include <set>
 
 #include "api_error.hpp"
@@ -13,6 +15,14 @@ namespace gpuolap::server {
 using nlohmann::json;
 
 namespace {
+
+// Debian's cpp-httplib listens with a backlog of 5: a burst of new
+// connections overflows it and waits for SYN retransmits (1 s, 3 s, ...).
+// Listening again on the bound socket raises the backlog.
+class Server : public httplib::Server {
+ public:
+  void raise_backlog() { ::listen(svr_sock_, SOMAXCONN); }
+};
 
 // Query parameters whose values are JSON rather than text.
 const std::set<std::string> kJsonParameters{"area", "expand", "paths"};
@@ -74,7 +84,7 @@ bool is_loopback(const std::string& host) {
 }
 
 HttpApi::HttpApi(CubeApi& api, HttpOptions options)
-    : api_(api), options_(std::move(options)), http_(std::make_unique<httplib::Server>()) {
+    : api_(api), options_(std::move(options)), http_(std::make_unique<Server>()) {
   const int threads = std::max(1, options_.threads);
   http_->new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
   http_->set_payload_max_length(api_.limits().max_body_bytes);
@@ -169,6 +179,7 @@ int HttpApi::bind() {
   const int port = options_.port == 0 ? http_->bind_to_any_port(options_.host)
                                       : (http_->bind_to_port(options_.host, options_.port) ? options_.port : -1);
   if (port < 0) throw InputError(fmt::format("cannot listen on {}:{} (in use, or not an address of this machine)", options_.host, options_.port));
+  static_cast<Server&>(*http_).raise_backlog();
   return port;
 }
 
