@@ -249,6 +249,17 @@ TEST_F(HttpApiTest, MalformedRequestsGetJsonErrorsAndTheServerCarriesOn) {
   EXPECT_EQ(value("All,Y"), 80.0);
 }
 
+TEST_F(HttpApiTest, DeeplyNestedJsonIsRefusedNotRecursedInto) {
+  start();
+  const std::string deep = std::string(200000, '[') + std::string(200000, ']');
+  Reply r = post_text("/cell/area", R"({"measure": "Sales", "area": {"Product": )" + deep + R"(, "Year": "*"}})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_NE(r.body["detail"].get<std::string>().find("nested more than 256 levels"), std::string::npos) << r.text.substr(0, 300);
+  r = post_text("/cell/replace", R"({"path": )" + deep + R"(, "value": 1})");
+  EXPECT_EQ(r.status, 400);
+  EXPECT_EQ(value("All,Y"), 80.0);
+}
+
 TEST_F(HttpApiTest, SaveWritesASnapshotAndEmptiesTheLog) {
   start();
   const uint64_t before = store_checksum(dir_);
