@@ -39,7 +39,7 @@ class ServerProcess {
       ::execv(argv[0], argv.data());
       ::_exit(127);
     }
-    const std::regex listening("listening on http://127\\.0\\.0\\.1:([0-9]+)");
+    const std::regex listening("listening on http://[^:]+:([0-9]+)");
     // Waits for start-up however long it takes (bounded by the test's own
     // time limit), so a slow machine makes the test slow, not flaky.
     for (int i = 0; i < 60000; ++i) {
