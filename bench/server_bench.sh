@@ -5,10 +5,11 @@
 # concurrent connections, on the demo cube and a 10 M-cell machines cube.
 # Needs wrk, curl and jq (Debian packages); prints a markdown table.
 #   bash bench/server_bench.sh [seconds per run, default 5] > bench/results/server-....md
+# GPUOLAP_BIN names another build of the command (e.g. build-gpu/src/gpuolap).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-5}
-bin=build/src/gpuolap
+bin=${GPUOLAP_BIN:-build/src/gpuolap}
 work=$(mktemp -d)
 server=""
 trap '[ -n "$server" ] && kill "$server" 2>/dev/null; rm -rf "$work"' EXIT
@@ -19,7 +20,9 @@ $bin generate --kind machines --scale 0.2422 --format store --out "$work/m10" 2>
 echo "# gpuolap serve under wrk"
 echo
 echo "$(date -u +%Y-%m-%d), commit $(git rev-parse --short HEAD), $(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')),"
-echo "engine auto (no GPU here: cpu-serial below 200,000 facts, else cpu-parallel); wrk and the server share the cores."
+gpu=$(nvidia-smi -L 2>/dev/null | head -1 || true)
+echo "GPU: ${gpu:-none}. Engine auto: the gpu engine where there is a GPU, else cpu-serial below 200,000 facts and"
+echo "cpu-parallel above. wrk and the server share the cores."
 echo "Each run: \`wrk -t T -c C -d ${seconds}s --latency\` (T = 1 for C = 1, else 2). Errors: non-2xx answers plus socket errors."
 echo
 echo "| cube | request | clients | requests/s | p50 ms | p99 ms | errors |"

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <pthread.h>
 
+#include <atomic>
+#include <chrono>
 #include <csignal>
 #include <iostream>
 #include <thread>
@@ -74,12 +76,18 @@ int run_serve(const ServeOptions& o) {
                            service->schema().name(), facts->size(), service->recovery().records_replayed, o.engine);
   std::cerr << fmt::format("listening on http://{}:{}\n", o.host, port) << std::flush;
 
+  std::atomic<bool> served{false};
   std::thread waiter([&] {
     int signal = 0;
     sigwait(&signals, &signal);
-    server.stop();
+    // A signal may come before the server listens, when stop() does nothing yet.
+    while (!served) {
+      server.stop();
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
   });
   server.serve();
+  served = true;
   pthread_kill(waiter.native_handle(), SIGTERM);  // wakes the waiter if the server stopped by itself
   waiter.join();
   std::cerr << "gpuolap serve: stopped\n";
