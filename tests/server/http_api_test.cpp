@@ -119,6 +119,16 @@ TEST_F(HttpApiTest, AnAreaOverTheLimitIsRefusedWith413AndItsSize) {
   EXPECT_NE(r.body["detail"].get<std::string>().find("4 target cells; the limit is 3"), std::string::npos) << r.text;
 }
 
+TEST_F(HttpApiTest, TooManyPathsAreRefusedWith413) {
+  Limits limits;
+  limits.max_paths = 2;
+  start(limits);
+  const Reply r = post("/cell/values", json::parse(R"({"paths": ["a,2024", "b,2024", "c,2024"]})"));
+  EXPECT_EQ(r.status, 413);
+  EXPECT_EQ(r.body["error"], "too_many_paths");
+  EXPECT_NE(r.body["detail"].get<std::string>().find("3 paths; the limit is 2"), std::string::npos) << r.text;
+}
+
 TEST_F(HttpApiTest, ExportPagesThroughTheFilledCellsWithProgress) {
   start();
   // Page by page, one cell each, resuming after the last path.
@@ -274,6 +284,18 @@ TEST_F(HttpApiTest, SaveWritesASnapshotAndEmptiesTheLog) {
   EXPECT_EQ(cube.facts.size(), 5u);
   start();
   EXPECT_EQ(value("b,2025"), 7.0);
+}
+
+TEST_F(HttpApiTest, ALogPastTheThresholdBecomesASnapshot) {
+  start({}, "", 1000);  // checkpoint once the log passes 1000 bytes
+  for (int i = 0; i < 30; ++i) ASSERT_EQ(post("/cell/replace", {{"path", "b,2025"}, {"value", 1}, {"mode", "add"}}).status, 200);
+  const Reply info = get("/cube/info");
+  EXPECT_GE(info.body["log"]["checkpoints"].get<int>(), 1);
+  EXPECT_LE(info.body["log"]["bytes"].get<int>(), 1000 + 200);
+  stop();
+  EXPECT_EQ(load_store(dir_).facts.size(), 5u);  // the snapshot holds the written cell
+  start();
+  EXPECT_EQ(value("b,2025"), 30.0);
 }
 
 }  // namespace
