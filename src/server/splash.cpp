@@ -100,22 +100,23 @@ void resolve_assignment(const Schema& schema, const CellReader& reader, const Ce
     return w;
   };
   auto under_path = [&](uint64_t key) { return weight_of(key) != 0.0; };
-  auto check_size = [&] {
-    if (cells > static_cast<double>(max_cells))
+  auto check_size = [&](double n) {
+    if (n > static_cast<double>(max_cells))
       throw ApiError(413, "too_many_cells",
                      fmt::format("splashing cell {} would write {:.0f} base cells; the limit is {}", describe(schema, a.path),
-                                 cells, max_cells));
+                                 n, max_cells));
   };
 
   if (a.mode == WriteMode::remove) {
     WriteBatch b = one_measure_batch(WriteMode::remove, measures, a.measure);
     reader.for_each(under_path, [&](uint64_t key, const double*) { b.keys.push_back(key); });
+    check_size(static_cast<double>(b.size()));
     record.batches.push_back(std::move(b));
     return;
   }
   if (!has_value(a.value)) throw InputError("a consolidated cell cannot be cleared by set; use mode delete");
   if (a.splash == Splash::add || a.splash == Splash::set) {
-    check_size();
+    check_size(cells);
     WriteBatch b = one_measure_batch(a.splash == Splash::add ? WriteMode::add : WriteMode::set, measures, a.measure);
     for_each_base_cell(schema, under, [&](uint64_t key, double) {
       b.keys.push_back(key);
@@ -135,6 +136,7 @@ void resolve_assignment(const Schema& schema, const CellReader& reader, const Ce
   const double target = a.mode == WriteMode::add ? current + a.value : a.value;
   WriteBatch b = one_measure_batch(WriteMode::set, measures, a.measure);
   if (current != 0.0) {
+    check_size(static_cast<double>(filled.size()));
     const double factor = target / current;
     std::sort(filled.begin(), filled.end());
     for (const auto& [key, v] : filled) {
@@ -144,7 +146,7 @@ void resolve_assignment(const Schema& schema, const CellReader& reader, const Ce
       b.values[a.measure].push_back(v * factor);
     }
   } else {
-    check_size();
+    check_size(cells);
     if (weight_sum == 0.0 || !std::isfinite(target / weight_sum))
       throw InputError(fmt::format("cell {}: the weights of its base cells sum to 0, so no values under it can make {}",
                                    describe(schema, a.path), target));

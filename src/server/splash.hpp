@@ -31,8 +31,8 @@ struct CellAssignment {
 };
 
 // Appends to `record` the base-cell writes of one assignment, reading current
-// values through `reader`. A splash touching more than `max_cells` base cells
-// is refused with 413; a splash that cannot reach the value (the weights
+// values through `reader`. A splash writing (or deleting) more than
+// `max_cells` base cells is refused with 413; a splash that cannot reach the value (the weights
 // under the cell sum to 0) with 400.
 void resolve_assignment(const Schema& schema, const CellReader& reader, const CellAssignment& a, uint64_t max_cells,
                         LogRecord& record);

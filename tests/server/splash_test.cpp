@@ -93,8 +93,15 @@ TEST_F(SplashTest, NoneRefusesAndTheLimitHolds) {
   r = replace({{"path", "All,Y"}, {"value", 1}, {"splash", "set"}});
   EXPECT_EQ(r.status, 413);
   EXPECT_NE(r.body["detail"].get<std::string>().find("would write 4 base cells; the limit is 3"), std::string::npos) << r.text;
+  // Scaling the filled cells counts them: All,Y has 3 (a 2024, a 2025, b 2024), Pair,Y 3, Y of b 1.
+  EXPECT_EQ(replace({{"path", "Pair,Y"}, {"value", 1}}).status, 200);
+  EXPECT_EQ(replace({{"path", "All,Y"}, {"value", 1}}).status, 200);
+  ASSERT_EQ(replace({{"path", "c,2024"}, {"value", 1}}).status, 200);
+  r = replace({{"path", "Pair,Y"}, {"value", 1}});
+  EXPECT_EQ(r.status, 413) << r.text;
+  EXPECT_EQ(replace({{"path", "Pair,Y"}, {"mode", "delete"}}).status, 413);
   EXPECT_EQ(replace({{"path", "All,Y"}, {"value", 1}, {"splash", "sideways"}}).status, 400);
-  EXPECT_EQ(value("All,Y"), 80.0);
+  EXPECT_DOUBLE_EQ(value("All,Y").get<double>(), 1.0);
 }
 
 TEST_F(SplashTest, LaterCellsOfABulkWriteSeeTheEarlierOnes) {
