@@ -25,9 +25,25 @@ TEST_F(ConcurrencyTest, ReadersSeeWholeWritesAndEveryAcknowledgedOne) {
   constexpr int kWriters = 4, kWritesEach = 100, kReaders = 4, kReadsEach = 150;
   std::atomic<int> acknowledged{0};
   std::atomic<int> failures{0};
-  std::vector<std::string> problems(kReaders + kWriters);
+  std::vector<std::string> problems(kReaders + kWriters + 1);
 
+  std::atomic<int> moved{0};  // the sum of every v moved from c to a
   std::vector<std::thread> threads;
+  // A splasher writes Pair,2024 back to its value (10): proportional scaling by
+  // 1, which leaves a and c as they are only if it reads them as they are
+  // after the writes queued before it, in its commit group too.
+  threads.emplace_back([&] {
+    httplib::Client client("127.0.0.1", port_);
+    client.set_read_timeout(60, 0);
+    for (int i = 0; i < kWritesEach; ++i) {
+      const auto r = client.Post("/cell/replace", R"({"path": "Pair,2024", "value": 10})", "application/json");
+      if (!r || r->status != 200) {
+        ++failures;
+        problems[kReaders + kWriters] = r ? r->body : "no answer";
+        return;
+      }
+    }
+  });
   for (int w = 0; w < kWriters; ++w) {
     threads.emplace_back([&, w] {
       httplib::Client client("127.0.0.1", port_);
@@ -44,6 +60,7 @@ TEST_F(ConcurrencyTest, ReadersSeeWholeWritesAndEveryAcknowledgedOne) {
           problems[kReaders + w] = r ? r->body : "no answer";
           return;
         }
+        moved += v;
         ++acknowledged;
       }
     });
@@ -95,9 +112,12 @@ TEST_F(ConcurrencyTest, ReadersSeeWholeWritesAndEveryAcknowledgedOne) {
   EXPECT_EQ(failures.load(), 0);
   EXPECT_EQ(value("b,2025"), double{kWriters * kWritesEach});
   EXPECT_EQ(value("Pair,2024"), 10.0);
+  // Every move is there: no splash wrote back values it read before a move.
+  EXPECT_EQ(value("a,2024"), 10.0 + moved.load());
+  EXPECT_EQ(value("c,2024"), -double(moved.load()));
   // Group commit: fewer log syncs than writes is allowed, never more.
-  EXPECT_LE(service_->stats().groups, static_cast<uint64_t>(kWriters * kWritesEach));
-  EXPECT_EQ(service_->stats().writes, static_cast<uint64_t>(kWriters * kWritesEach));
+  EXPECT_LE(service_->stats().groups, static_cast<uint64_t>((kWriters + 1) * kWritesEach));
+  EXPECT_EQ(service_->stats().writes, static_cast<uint64_t>((kWriters + 1) * kWritesEach));
 }
 
 }  // namespace
