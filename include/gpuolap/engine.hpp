@@ -53,6 +53,11 @@ class Engine {
   // What the last run spent where, and what it chose (engines with stages).
   virtual StageTimes stages() const { return {}; }
   virtual std::string last_plan() const { return {}; }
+  // Updates of the target store (atomic adds, after warp pre-aggregation;
+  // thesis table 5.2). Counting costs time, so it is off until asked for;
+  // count_target_updates returns whether this engine counts them.
+  virtual bool count_target_updates(bool /*on*/) { return false; }
+  virtual uint64_t last_target_updates() const { return 0; }
 };
 
 // The knobs of the gpu engine (thesis §4.2 and past it). "auto" and 0 let the
@@ -66,6 +71,8 @@ struct GpuOptions {
   std::string two_phase = "auto";  // auto | on | off: aggregate per class tuple, then expand
   int block = 0;                   // threads per block
   int grid = 0;                    // blocks
+  double store_memory_mb = 0;      // device memory a query's target store may take; past it the
+                                   // area is aggregated in chunks (0: what the GPU has free)
 };
 
 // Engine names a user can ask for, in the order --help lists them.

@@ -26,6 +26,8 @@ class GpuFirstEngine final : public Engine {
   }
   StageTimes stages() const override { return used_gpu_ ? gpu_->stages() : StageTimes{}; }
   std::string last_plan() const override { return used_gpu_ ? gpu_->last_plan() : fallback_; }
+  bool count_target_updates(bool on) override { return gpu_->count_target_updates(on); }
+  uint64_t last_target_updates() const override { return used_gpu_ ? gpu_->last_target_updates() : 0; }
 
  private:
   std::unique_ptr<Engine> gpu_;

@@ -12,11 +12,13 @@ namespace gpuolap {
 std::vector<GpuOptions> gpu_option_grid() {
   std::vector<GpuOptions> grid;
   for (const char* variant : {"hash", "dense", "shared"})
-    for (const char* preagg : {"none", "lane0", "stride", "match"})
+    for (const char* preagg : {"none", "lane0", "stride", "match", "run"})
       for (const char* prefilter : {"compact", "fused"})
         for (const char* map_memory : {"constant", "global"})
           for (const char* two_phase : {"off", "auto"})
           for (int phf : {1, 3, 32}) {
+            // Thread runs keep their own packed map, never in constant memory.
+            if (std::string(preagg) == "run" && std::string(map_memory) == "constant") continue;
             GpuOptions o;
             o.two_phase = two_phase;
             o.variant = variant;
@@ -30,9 +32,10 @@ std::vector<GpuOptions> gpu_option_grid() {
 }
 
 std::string describe(const GpuOptions& o) {
-  return fmt::format("--variant {} --phf {} --preagg {} --prefilter {} --map-memory {} --two-phase {}{}{}", o.variant,
+  return fmt::format("--variant {} --phf {} --preagg {} --prefilter {} --map-memory {} --two-phase {}{}{}{}", o.variant,
                      o.phf, o.preagg, o.prefilter, o.map_memory, o.two_phase, o.block ? fmt::format(" --block {}", o.block) : "",
-                     o.grid ? fmt::format(" --grid {}", o.grid) : "");
+                     o.grid ? fmt::format(" --grid {}", o.grid) : "",
+                     o.store_memory_mb > 0 ? fmt::format(" --store-memory {}", o.store_memory_mb) : "");
 }
 
 SelfCheckResult self_check(const std::string& engine_name, const std::vector<GpuOptions>& configs, int cubes,

@@ -1,7 +1,8 @@
 // `gpuolap bench`: the thesis' queries (B1-B3, M1-M3) over generated cubes,
 // timed per engine. Prints a markdown table: median time over --repeat runs
-// after one warm-up, facts and contributions per second, and whether every
-// engine agreed with the first one listed.
+// after one warm-up, facts and contributions per second, the target store's
+// updates (gpu rows: counted in one more, untimed run; thesis table 5.2), and
+// whether every engine agreed with the first one listed.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -71,7 +72,7 @@ std::vector<Contender> contenders(const BenchOptions& o) {
     out.push_back({e == "gpu" ? "gpu " + describe(o.gpu) : e, e, o.gpu});
     if (e != "gpu" || !o.sweep) continue;
     for (const char* variant : {"hash", "dense", "shared"})
-      for (const char* preagg : {"none", "lane0", "stride", "match"})
+      for (const char* preagg : {"none", "lane0", "stride", "match", "run"})
         for (int phf : {1, 8, 64}) {
           GpuOptions g = o.gpu;
           g.variant = variant;
@@ -80,7 +81,7 @@ std::vector<Contender> contenders(const BenchOptions& o) {
           g.two_phase = "off";  // the thesis' one-phase kernel
           out.push_back({fmt::format("gpu {}/{}/phf {}", variant, preagg, phf), e, g});
         }
-    for (const char* preagg : {"none", "lane0", "match"}) {
+    for (const char* preagg : {"none", "lane0", "match", "run"}) {
       GpuOptions g = o.gpu;
       g.two_phase = "on";
       g.preagg = preagg;
@@ -125,8 +126,8 @@ int run_bench(const BenchOptions& o) {
                              static_cast<double>(cube.facts.bytes()) / static_cast<double>(std::max<size_t>(1, cube.facts.size())),
                              gen_s);
     std::cout << "| query | engine | relevant facts | targets filled / overall | contributions per relevant fact | map ms | "
-                 "median ms | floor ms | × floor | M facts/s | M contributions/s | agrees |\n";
-    std::cout << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
+                 "median ms | floor ms | × floor | M facts/s | M contributions/s | target updates | agrees |\n";
+    std::cout << "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n";
     std::string details;
     for (const NamedQuery& nq : cube.queries) {
       if (!o.queries.empty() && std::find(o.queries.begin(), o.queries.end(), nq.name) == o.queries.end()) continue;
@@ -145,7 +146,7 @@ int run_bench(const BenchOptions& o) {
         try {
           result = choice.engine->run(cube.facts, map, query);  // warm-up (uploads the facts to a GPU)
         } catch (const InputError& err) {
-          std::cout << fmt::format("| {} | {} | — | — | — | — | not applicable: {} | | | | | |\n", nq.name, rows[e].label,
+          std::cout << fmt::format("| {} | {} | — | — | — | — | not applicable: {} | | | | | | |\n", nq.name, rows[e].label,
                                    err.what());
           continue;
         }
@@ -155,6 +156,8 @@ int run_bench(const BenchOptions& o) {
           result = choice.engine->run(cube.facts, map, query);
           times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t).count());
         }
+        const StageTimes timed_stages = choice.engine->stages();
+        const std::string timed_plan = choice.engine->last_plan();
         std::sort(times.begin(), times.end());
         const double ms = times[times.size() / 2];
         std::string difference;
@@ -167,20 +170,25 @@ int run_bench(const BenchOptions& o) {
         }
         const bool agrees = difference.empty();
         all_agree = all_agree && agrees;
+        std::string updates = "—";
+        if (choice.engine->count_target_updates(true)) {
+          choice.engine->run(cube.facts, map, query);
+          updates = fmt::format("{}", choice.engine->last_target_updates());
+        }
         std::cout << fmt::format(
-            "| {} | {} | {} | {} / {} | {:.2f} | {:.2f} | {:.3f} | {} | {} | {:.1f} | {:.1f} | {} |\n", nq.name,
+            "| {} | {} | {} | {} / {} | {:.2f} | {:.2f} | {:.3f} | {} | {} | {:.1f} | {:.1f} | {} | {} |\n", nq.name,
             rows[e].label, shape.relevant, result.targets.size(), map.target_count(),
             shape.relevant ? static_cast<double>(shape.contributions) / static_cast<double>(shape.relevant) : 0.0, map_ms,
             ms, floor_ms > 0 ? fmt::format("{:.3f}", floor_ms) : "—", floor_ms > 0 ? fmt::format("{:.2f}", ms / floor_ms) : "—",
             static_cast<double>(cube.facts.size()) / ms / 1e3, static_cast<double>(shape.contributions) / ms / 1e3,
-            e == 0 ? "reference" : (agrees ? "yes" : "**NO**"));
+            updates, e == 0 ? "reference" : (agrees ? "yes" : "**NO**"));
         std::cout.flush();
-        if (!choice.engine->stages().empty() && rows[e].label.rfind("gpu --variant auto", 0) == 0) {
+        if (!timed_stages.empty() && rows[e].label.rfind("gpu --variant auto", 0) == 0) {
           std::string stages;
-          for (const auto& [stage, stage_ms] : choice.engine->stages())
+          for (const auto& [stage, stage_ms] : timed_stages)
             stages += fmt::format("{}{} {:.3f}", stages.empty() ? "" : ", ", stage, stage_ms);
           details += fmt::format("- {} {}: {}; stages (ms, last run): {}\n", nq.name, rows[e].label,
-                                 choice.engine->last_plan(), stages);
+                                 timed_plan, stages);
         }
       }
     }

@@ -15,7 +15,7 @@ namespace {
 void add_gpu_options(CLI::App* app, gpuolap::GpuOptions& o) {
   app->add_option("--variant", o.variant, "gpu: target store: auto, hash, dense or shared")->capture_default_str();
   app->add_option("--phf", o.phf, "gpu: parallel hash functions (copies per target); 0 chooses")->capture_default_str();
-  app->add_option("--preagg", o.preagg, "gpu: warp pre-aggregation: auto, none, lane0, stride or match")
+  app->add_option("--preagg", o.preagg, "gpu: warp pre-aggregation: auto, none, lane0, stride, match or run (thread runs, then lane0)")
       ->capture_default_str();
   app->add_option("--prefilter", o.prefilter, "gpu: auto, compact (CUB select first) or fused")->capture_default_str();
   app->add_option("--map-memory", o.map_memory, "gpu: aggregation map in auto, constant or global memory")
@@ -24,6 +24,10 @@ void add_gpu_options(CLI::App* app, gpuolap::GpuOptions& o) {
       ->capture_default_str();
   app->add_option("--block", o.block, "gpu: threads per block; 0 chooses")->capture_default_str();
   app->add_option("--grid", o.grid, "gpu: blocks; 0 chooses")->capture_default_str();
+  app->add_option("--store-memory", o.store_memory_mb,
+                  "gpu: MiB of device memory a query's target store may take; larger areas are aggregated in chunks "
+                  "(0: what the GPU has free)")
+      ->capture_default_str();
 }
 
 std::string engine_list() {

@@ -1,7 +1,8 @@
 #pragma once
 // Every CUDA call is checked; a failure throws and names the call. Running
-// out of device memory has its own type and says so in its message (nothing
-// chunks on it yet: a query that does not fit fails with that message).
+// out of device memory has its own type and says so in its message: the gpu
+// engine catches it to aggregate an area in smaller chunks; what still does
+// not fit (the facts themselves) fails with that message.
 #include <cuda_runtime.h>
 
 #include <stdexcept>

@@ -62,14 +62,14 @@ void expect_thesis_queries_match(const GeneratedCube& cube, const std::vector<Gp
 std::vector<GpuOptions> main_variants() {
   std::vector<GpuOptions> configs{GpuOptions{}};
   for (const char* variant : {"hash", "dense", "shared"})
-    for (const char* preagg : {"none", "lane0", "stride", "match"}) {
+    for (const char* preagg : {"none", "lane0", "stride", "match", "run"}) {
       GpuOptions o;
       o.variant = variant;
       o.preagg = preagg;
       o.two_phase = "off";
       configs.push_back(o);
     }
-  for (const char* preagg : {"none", "lane0", "stride", "match"}) {
+  for (const char* preagg : {"none", "lane0", "stride", "match", "run"}) {
     GpuOptions o;
     o.preagg = preagg;
     o.two_phase = "on";
@@ -117,7 +117,9 @@ TEST(GpuEngine, WritesPatchTheDeviceCopyAndAnswersStayExact) {
     const KeyCodec& codec = cube.schema.codec();
     FactStore store(codec, std::move(cube.facts));
     std::vector<GpuOptions> configs(3);
-    configs[1].two_phase = "on";
+    configs[1].variant = "hash";
+    configs[1].preagg = "match";
+    configs[1].two_phase = "off";
     configs[2].prefilter = "compact";
     configs[2].two_phase = "off";
     std::vector<EngineChoice> engines;
@@ -180,6 +182,96 @@ TEST(GpuEngine, WritesPatchTheDeviceCopyAndAnswersStayExact) {
                               contribution_magnitudes(*older, map, q.measure)),
               "");
   }
+}
+
+// Without pre-aggregation the one-phase kernel updates the store once per
+// (fact, target) contribution; pre-aggregation only removes updates.
+TEST(GpuEngine, CountsTheTargetStoresUpdates) {
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    const RandomCube cube = random_cube(seed);
+    std::mt19937_64 rng(seed);
+    const AreaQuery q = random_query(rng, cube.schema);
+    const AggregationMap map(cube.schema, q);
+    uint64_t contributions = 0;
+    for (size_t i = 0; i < cube.facts.size(); ++i) {
+      if (!has_value(cube.facts.values(q.measure)[i])) continue;
+      uint64_t fan_out = 1;
+      for (size_t d = 0; d < map.dimension_count(); ++d) {
+        const uint32_t b = map.codec().decode(cube.facts.keys()[i], d);
+        fan_out *= map.dimension(d).offsets[b + 1] - map.dimension(d).offsets[b];
+      }
+      contributions += fan_out;
+    }
+    for (const char* preagg : {"none", "lane0", "stride", "match"}) {
+      GpuOptions o;
+      o.variant = "hash";
+      o.two_phase = "off";
+      o.preagg = preagg;
+      EngineChoice gpu = make_engine("gpu", cube.facts.size(), o);
+      ASSERT_TRUE(gpu.engine->count_target_updates(true));
+      gpu.engine->run(cube.facts, map, q);
+      const uint64_t updates = gpu.engine->last_target_updates();
+      if (std::string(preagg) == "none") {
+        EXPECT_EQ(updates, contributions) << "seed " << seed;
+      } else {
+        EXPECT_LE(updates, contributions) << "seed " << seed << " " << preagg;
+        EXPECT_EQ(updates == 0, contributions == 0) << "seed " << seed << " " << preagg;
+      }
+      gpu.engine->count_target_updates(false);
+      gpu.engine->run(cube.facts, map, q);
+      EXPECT_EQ(gpu.engine->last_target_updates(), 0u);
+    }
+  }
+}
+
+// An area whose store does not fit the memory allowed is aggregated in
+// chunks of target numbers, one phase or two, with the same answers.
+TEST(GpuEngine, AreasLargerThanTheStoreMemoryAreAggregatedInChunks) {
+  std::vector<GpuOptions> configs(4);
+  configs[1].two_phase = "off";
+  configs[1].variant = "hash";
+  configs[2].two_phase = "off";
+  configs[2].variant = "dense";
+  configs[3].two_phase = "on";
+  for (GpuOptions& o : configs) o.store_memory_mb = 16.0 / 1048576.0 * 1024;  // 16 KiB
+  size_t chunked = 0;
+  for (uint64_t seed = 30; seed < 42; ++seed) {
+    const RandomCube cube = random_cube(seed);
+    std::mt19937_64 rng(seed);
+    for (int q = 0; q < 4; ++q) {
+      const AreaQuery query = random_query(rng, cube.schema);
+      const AggregationMap map(cube.schema, query);
+      const AreaResult want = CpuSerialEngine().run(cube.facts, map, query);
+      const AreaResult magnitudes = contribution_magnitudes(cube.facts, map, query.measure);
+      for (const GpuOptions& o : configs) {
+        EngineChoice gpu = make_engine("gpu", cube.facts.size(), o);
+        AreaResult got;
+        try {
+          got = gpu.engine->run(cube.facts, map, query);
+        } catch (const InputError&) {
+          continue;  // e.g. too many class tuples for two phases
+        }
+        const std::string plan = gpu.engine->last_plan();
+        chunked += plan.find(" chunks of ") != std::string::npos;
+        EXPECT_EQ(compare_results(want, got, query.aggregate, magnitudes), "")
+            << "seed " << seed << " query " << q << " " << describe(o) << " (" << plan << ")";
+      }
+    }
+  }
+  EXPECT_GT(chunked, 20u);
+  // The Machines cube's M3 (874,437 targets) in a quarter of a MiB.
+  GeneratedCube machines = generate_machines(0.0005, 3, {});
+  GpuOptions small;
+  small.store_memory_mb = 0.25;
+  const NamedQuery& m3 = machines.queries.back();
+  const AreaQuery q = parse_query_json(machines.schema, m3.json, m3.name);
+  const AggregationMap map(machines.schema, q);
+  EngineChoice gpu = make_engine("gpu", machines.facts.size(), small);
+  const AreaResult got = gpu.engine->run(machines.facts, map, q);
+  EXPECT_NE(gpu.engine->last_plan().find(" chunks of "), std::string::npos) << gpu.engine->last_plan();
+  EXPECT_EQ(compare_results(CpuSerialEngine().run(machines.facts, map, q), got, q.aggregate,
+                            contribution_magnitudes(machines.facts, map, q.measure)),
+            "");
 }
 
 }  // namespace

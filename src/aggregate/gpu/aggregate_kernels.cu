@@ -1,8 +1,12 @@
 // Instantiates the aggregation kernel for every store, pre-aggregation method
 // and field set, and dispatches to them at run time.
+#include <algorithm>
+#include <stdexcept>
+
 #include "aggregate_kernel.cuh"
 #include "aggregate_kernels.hpp"
 #include "cuda_check.cuh"
+#include "lean_run_kernel.cuh"
 
 namespace gpuolap::gpu {
 
@@ -55,7 +59,8 @@ auto dispatch_preagg(Preagg preagg, int fields, Fn& fn) {
     case Preagg::none: return dispatch_fields<Store, Preagg::none>(fields, fn);
     case Preagg::lane0: return dispatch_fields<Store, Preagg::lane0>(fields, fn);
     case Preagg::stride: return dispatch_fields<Store, Preagg::stride>(fields, fn);
-    default: return dispatch_fields<Store, Preagg::match>(fields, fn);
+    case Preagg::match: return dispatch_fields<Store, Preagg::match>(fields, fn);
+    default: throw std::logic_error("Preagg::run has its own kernel: launch_lean_run");
   }
 }
 
@@ -104,31 +109,106 @@ void launch_aggregate(StoreKind store, Preagg preagg, int fields, const LaunchSh
 }
 
 namespace {
+// Targets of each class tuple: the product of its lists' lengths.
+__global__ void count_expansions(const uint8_t* nonempty, uint64_t n, ExpandMap em, uint64_t* counts) {
+  for (uint64_t x = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; x < n; x += uint64_t{gridDim.x} * blockDim.x) {
+    uint64_t c = nonempty[x] ? 1 : 0;
+#pragma unroll
+    for (int d = 0; d < kMaxDims; ++d) {
+      if (d < em.dims && c) {
+        uint32_t begin, end;
+        class_list(em, d, x, begin, end);
+        c *= end - begin;
+      }
+    }
+    counts[x] = c;
+  }
+}
+
 template <class Store, int F>
-void expand(const LaunchShape& s, const Cell* cells, const uint8_t* nonempty, uint64_t n, const ExpandMap& map,
-            const TargetTable& table) {
+void expand(const LaunchShape& s, const Cell* cells, const uint64_t* ends, uint64_t n, uint64_t total,
+            const ExpandMap& map, const TargetTable& table) {
   Store store{};
   store.t = table;
-  expand_kernel<Store, F><<<s.grid, s.block, 0, s.stream>>>(cells, nonempty, n, map, store);
+  expand_kernel<Store, F><<<s.grid, s.block, 0, s.stream>>>(cells, ends, n, total, map, store);
   GPUOLAP_CHECK_LAUNCH("expand_kernel");
 }
 
 template <class Store>
-void expand_fields(int fields, const LaunchShape& s, const Cell* cells, const uint8_t* nonempty, uint64_t n,
-                   const ExpandMap& map, const TargetTable& table) {
+void expand_fields(int fields, const LaunchShape& s, const Cell* cells, const uint64_t* ends, uint64_t n,
+                   uint64_t total, const ExpandMap& map, const TargetTable& table) {
   switch (fields) {
-    case kSumFields: return expand<Store, kSumFields>(s, cells, nonempty, n, map, table);
-    case kSumCountFields: return expand<Store, kSumCountFields>(s, cells, nonempty, n, map, table);
-    case kMinFields: return expand<Store, kMinFields>(s, cells, nonempty, n, map, table);
-    default: return expand<Store, kMaxFields>(s, cells, nonempty, n, map, table);
+    case kSumFields: return expand<Store, kSumFields>(s, cells, ends, n, total, map, table);
+    case kSumCountFields: return expand<Store, kSumCountFields>(s, cells, ends, n, total, map, table);
+    case kMinFields: return expand<Store, kMinFields>(s, cells, ends, n, total, map, table);
+    default: return expand<Store, kMaxFields>(s, cells, ends, n, total, map, table);
   }
 }
 }  // namespace
 
-void launch_expand(StoreKind store, int fields, const LaunchShape& shape, const Cell* cells, const uint8_t* nonempty,
-                   uint64_t n, const ExpandMap& map, const TargetTable& table) {
-  if (store == StoreKind::hash) expand_fields<HashStore>(fields, shape, cells, nonempty, n, map, table);
-  else expand_fields<DenseStore>(fields, shape, cells, nonempty, n, map, table);
+void launch_count_expansions(const uint8_t* nonempty, uint64_t n, const ExpandMap& map, uint64_t* counts,
+                             cudaStream_t stream) {
+  const int grid = static_cast<int>(std::min<uint64_t>(4096, (n + 255) / 256));
+  count_expansions<<<std::max(grid, 1), 256, 0, stream>>>(nonempty, n, map, counts);
+  GPUOLAP_CHECK_LAUNCH("count_expansions");
+}
+
+void launch_expand(StoreKind store, int fields, const LaunchShape& shape, const Cell* cells, const uint64_t* ends,
+                   uint64_t n, uint64_t total, const ExpandMap& map, const TargetTable& table) {
+  if (store == StoreKind::hash) expand_fields<HashStore>(fields, shape, cells, ends, n, total, map, table);
+  else expand_fields<DenseStore>(fields, shape, cells, ends, n, total, map, table);
+}
+
+namespace {
+template <class Store, int F>
+void run_with(const LaunchShape& s, const KernelInput& in, const LeanMap& map, const TargetTable& table, int* blocks) {
+  auto kernel = lean_run_kernel<Store, F>;
+  if (s.shared_bytes > 48 * 1024)
+    GPUOLAP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(s.shared_bytes)));
+  if (blocks) {
+    GPUOLAP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, kernel, s.block, s.shared_bytes));
+    return;
+  }
+  Store store{};
+  store.t = table;
+  kernel<<<s.grid, s.block, s.shared_bytes, s.stream>>>(in, map, store);
+  GPUOLAP_CHECK_LAUNCH("lean_run_kernel");
+}
+
+// Launches the kernel, or with `blocks` only tells how many fit on an SM.
+template <class Store>
+void run_fields(int fields, const LaunchShape& s, const KernelInput& in, const LeanMap& map, const TargetTable& t,
+                int* blocks) {
+  switch (fields) {
+    case kSumFields: return run_with<Store, kSumFields>(s, in, map, t, blocks);
+    case kSumCountFields: return run_with<Store, kSumCountFields>(s, in, map, t, blocks);
+    case kMinFields: return run_with<Store, kMinFields>(s, in, map, t, blocks);
+    case kMinMaxFields: return run_with<Store, kMinMaxFields>(s, in, map, t, blocks);
+    default: return run_with<Store, kMaxFields>(s, in, map, t, blocks);
+  }
+}
+
+void run_store(StoreKind store, int fields, const LaunchShape& s, const KernelInput& in, const LeanMap& map,
+               const TargetTable& t, int* blocks) {
+  switch (store) {
+    case StoreKind::hash: return run_fields<HashStore>(fields, s, in, map, t, blocks);
+    case StoreKind::dense: return run_fields<DenseStore>(fields, s, in, map, t, blocks);
+    default: return run_fields<SharedStore>(fields, s, in, map, t, blocks);
+  }
+}
+}  // namespace
+
+void launch_lean_run(StoreKind store, int fields, const LaunchShape& shape, const KernelInput& input,
+                     const LeanMap& map, const TargetTable& table) {
+  run_store(store, fields, shape, input, map, table, nullptr);
+}
+
+int lean_run_blocks_per_sm(StoreKind store, int fields, int block, size_t shared_bytes) {
+  int blocks = 0;
+  run_store(store, fields, LaunchShape{1, block, shared_bytes, nullptr, true}, KernelInput{}, LeanMap{}, TargetTable{},
+            &blocks);
+  return blocks;
 }
 
 size_t shared_bytes_per_target(int fields) {

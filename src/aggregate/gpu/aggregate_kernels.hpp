@@ -31,9 +31,19 @@ void upload_constant_map(const void* bytes, size_t n, cudaStream_t stream);
 void launch_aggregate(StoreKind store, Preagg preagg, int fields, const LaunchShape& shape,
                       const KernelInput& input, const DeviceMap& map, const TargetTable& table);
 
-// Phase 2 of two-phase aggregation (hash or dense store).
-void launch_expand(StoreKind store, int fields, const LaunchShape& shape, const Cell* cells, const uint8_t* nonempty,
-                   uint64_t n, const ExpandMap& map, const TargetTable& table);
+// The thread-run kernel (Preagg::run) over a lean map.
+void launch_lean_run(StoreKind store, int fields, const LaunchShape& shape, const KernelInput& input,
+                     const LeanMap& map, const TargetTable& table);
+int lean_run_blocks_per_sm(StoreKind store, int fields, int block, size_t shared_bytes);
+
+// Phase 2 of two-phase aggregation (hash or dense store): counts[x], the
+// targets of class tuple x (0 when empty); then, with ends = the inclusive
+// prefix sums of counts and total = ends[n - 1], one thread per (tuple,
+// target) pair.
+void launch_count_expansions(const uint8_t* nonempty, uint64_t n, const ExpandMap& map, uint64_t* counts,
+                             cudaStream_t stream);
+void launch_expand(StoreKind store, int fields, const LaunchShape& shape, const Cell* cells, const uint64_t* ends,
+                   uint64_t n, uint64_t total, const ExpandMap& map, const TargetTable& table);
 
 // Shared-memory bytes a block needs per target for a field set.
 size_t shared_bytes_per_target(int fields);

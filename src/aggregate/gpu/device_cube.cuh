@@ -43,7 +43,10 @@ class DeviceCube {
 
   // Cells the resident table lacks, added since (deleted ones hold NaN).
   const uint64_t* added_keys() const { return added_keys_.data(); }
-  const double* added_values(size_t measure) const { return added_values_.at(measure).data(); }
+  const double* added_values(size_t measure) const {
+    const auto it = added_values_.find(measure);
+    return it == added_values_.end() ? nullptr : it->second.data();
+  }
   size_t added_size() const { return added_slot_.size(); }
 
   // Device bytes held for the facts.

@@ -71,10 +71,14 @@ struct ByteImage {
   }
 };
 
-// The aggregation kernel's map: the query's (direct) or the class map (phase 1).
+// The aggregation kernel's map: the query's (direct) or the class map (phase
+// 1); for a lean map also packed for the thread-run kernel.
 struct MapImage {
   ByteImage image;
   DeviceMap view{};
+  ByteImage lean_image;
+  LeanMap lean{};
+  bool is_lean() const { return view.single && view.dims <= kFewDims; }
 };
 
 // Whether a dimension's map is a weight-1 total over every base: it changes
@@ -102,6 +106,33 @@ MapImage build_map_image(const std::vector<CsrDimension>& dims) {
     m.view.positions_at[a] = m.image.append(c.positions);
     m.view.weights_at[a] = m.image.append(c.weights);
     for (size_t b = 0; b + 1 < c.offsets.size() && m.view.single; ++b) m.view.single = c.offsets[b + 1] - c.offsets[b] <= 1;
+  }
+  if (m.is_lean()) {
+    std::vector<uint32_t> positions;
+    std::vector<std::vector<double>> weights;
+    int a = 0;
+    for (const CsrDimension& c : dims) {
+      if (is_total(c.offsets, c.positions, c.weights)) continue;
+      m.lean.shift[a] = c.shift;
+      m.lean.mask[a] = c.mask;
+      m.lean.stride[a] = c.stride;
+      m.lean.first[a] = static_cast<uint32_t>(positions.size());
+      std::vector<double> w(c.offsets.size() - 1, 0.0);
+      bool all_one = true;
+      for (size_t b = 0; b + 1 < c.offsets.size(); ++b) {
+        const bool has = c.offsets[b + 1] > c.offsets[b];
+        positions.push_back(has ? c.positions[c.offsets[b]] : kNoPosition);
+        if (has) w[b] = c.weights[c.offsets[b]];
+        all_one = all_one && (!has || w[b] == 1.0);
+      }
+      weights.push_back(all_one ? std::vector<double>{} : std::move(w));
+      ++a;
+    }
+    m.lean.dims = a;
+    m.lean.entries = static_cast<uint32_t>(positions.size());
+    m.lean.positions_at = m.lean_image.append(positions);
+    for (int d = 0; d < a; ++d)
+      m.lean.weights_at[d] = weights[d].empty() ? kNoWeights : m.lean_image.append(weights[d]);
   }
   return m;
 }
@@ -246,6 +277,7 @@ Preagg parse_preagg(const std::string& s) {
   if (s == "none") return Preagg::none;
   if (s == "lane0") return Preagg::lane0;
   if (s == "stride") return Preagg::stride;
+  if (s == "run") return Preagg::run;
   return Preagg::match;
 }
 
@@ -255,6 +287,7 @@ const char* preagg_name(Preagg p) {
     case Preagg::lane0: return "lane0";
     case Preagg::stride: return "stride";
     case Preagg::match: return "match";
+    case Preagg::run: return "run";
   }
   return "?";
 }
@@ -275,13 +308,7 @@ class StageClock {
   ~StageClock() { reset(); }
   StageClock(const StageClock&) = delete;
   StageClock& operator=(const StageClock&) = delete;
-  void reset() {
-    for (auto& [name, start, stop] : marks_) {
-      cudaEventDestroy(start);
-      cudaEventDestroy(stop);
-    }
-    marks_.clear();
-  }
+  void reset() { truncate(0); }
   void start(const char* name) {
     cudaEvent_t a, b;
     GPUOLAP_CUDA_CHECK(cudaEventCreate(&a));
@@ -290,13 +317,25 @@ class StageClock {
     marks_.push_back({name, a, b});
   }
   void stop() { GPUOLAP_CUDA_CHECK(cudaEventRecord(std::get<2>(marks_.back()), stream_)); }
+  size_t size() const { return marks_.size(); }
+  // Forgets the stages after the first n (an attempt that is retried).
+  void truncate(size_t n) {
+    while (marks_.size() > n) {
+      cudaEventDestroy(std::get<1>(marks_.back()));
+      cudaEventDestroy(std::get<2>(marks_.back()));
+      marks_.pop_back();
+    }
+  }
+  // Stage times; a stage run more than once (per chunk) is summed.
   StageTimes read() {
     GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(stream_));
     StageTimes out;
     for (auto& [name, start, stop] : marks_) {
       float ms = 0;
       GPUOLAP_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-      out.emplace_back(name, ms);
+      auto same = std::find_if(out.begin(), out.end(), [&](const auto& stage) { return stage.first == name; });
+      if (same != out.end()) same->second += ms;
+      else out.emplace_back(name, ms);
     }
     return out;
   }
@@ -321,10 +360,12 @@ struct TableBuffers {
   DeviceBuffer<uint8_t> touched;
   DeviceBuffer<unsigned> overflow;
 
-  // Allocates and clears a store of `targets` targets, `copies` each.
-  TargetTable prepare(StoreKind store, uint64_t targets, unsigned copies, uint64_t hash_slots, int fields,
-                      cudaStream_t s) {
+  // Allocates and clears a store of the targets [first, first + targets),
+  // `copies` each.
+  TargetTable prepare(StoreKind store, uint64_t first, uint64_t targets, unsigned copies, uint64_t hash_slots,
+                      int fields, cudaStream_t s) {
     TargetTable t{};
+    t.first = first;
     // A shared store's copies are replicas in each block's shared memory;
     // it flushes into one dense copy in global memory.
     t.copies = store == StoreKind::shared ? 1 : copies;
@@ -368,7 +409,28 @@ struct TableBuffers {
     GPUOLAP_CUDA_CHECK(cudaMemsetAsync(t.overflow, 0, sizeof(unsigned), s));
     return t;
   }
+  void release() { *this = TableBuffers(); }
 };
+
+// Bytes of the stored fields of one slot.
+uint64_t field_bytes(int fields) {
+  return ((fields & kSum) ? 8 : 0) + ((fields & kCount) ? 8 : 0) + ((fields & kMin) ? 8 : 0) + ((fields & kMax) ? 8 : 0);
+}
+
+// Device bytes a store of `window` targets and its compaction take: `entries`
+// bounds the targets a hash store holds (at most one per update).
+uint64_t store_bytes(StoreKind kind, uint64_t window, unsigned copies, int fields, uint64_t entries) {
+  // Compaction per filled target: two cell arrays, a flag, target and value.
+  const uint64_t per_target = 2 * sizeof(Cell) + 1 + 8 + 8;
+  if (kind == StoreKind::hash) {
+    const uint64_t occupied = std::min(window, std::max<uint64_t>(entries, 1)) * copies;
+    uint64_t slots = 1024;
+    while (slots < 2 * occupied) slots <<= 1;
+    // Per slot: key, fields, and the compaction's flag, sorted key and two slot indices.
+    return slots * (8 + field_bytes(fields) + 1 + 8 + 4 + 4) + occupied * per_target;
+  }
+  return window * copies * (field_bytes(fields) + 1) + window * per_target;
+}
 
 void reduce_dense_table(const TargetTable& t, int fields, Cell* cells, uint8_t* nonempty, cudaStream_t s) {
   const int grid = static_cast<int>(std::min<uint64_t>(4096, (t.targets + 255) / 256));
@@ -394,6 +456,11 @@ class GpuEngine final : public Engine {
   std::string name() const override { return "gpu"; }
   StageTimes stages() const override { return stages_; }
   std::string last_plan() const override { return plan_; }
+  bool count_target_updates(bool on) override {
+    count_updates_ = on;
+    return true;
+  }
+  uint64_t last_target_updates() const override { return target_updates_; }
 
   AreaResult run(const FactTable& facts, const AggregationMap& map, const AreaQuery& query) override;
 
@@ -407,8 +474,19 @@ class GpuEngine final : public Engine {
     int block;
     int grid;
     size_t shared_bytes;
+    bool map_in_shared;  // Preagg::run: the lean map's positions, after the store's replicas
+    int resident;        // blocks per multiprocessor at once (0: this block size cannot launch)
   };
-  StagePlan choose_stage(uint64_t targets, int fields, bool dense_only, bool lean) const;
+  StagePlan choose_stage(uint64_t targets, int fields, bool dense_only, const MapImage& map) const;
+  StagePlan plan_for(int block, uint64_t targets, int fields, bool dense_only, const MapImage& map) const;
+  // The facts' kernel into a store of the targets [first, first + width).
+  TargetTable aggregate_facts(const StagePlan& plan, const MapImage& image, const KernelInput& input,
+                              const KernelInput& added, int fields, uint64_t first, uint64_t width, StageClock& clock);
+  uint64_t read_updates();
+  // Windows the area is aggregated in so that each window's store fits.
+  uint64_t chunks_for(StoreKind kind, uint64_t targets, unsigned copies, int fields, uint64_t entries);
+  // Frees the reusable store and compaction buffers.
+  void release_stores();
   AreaResult compact_dense(const TargetTable& t, int fields, Aggregate a, StageClock& clock);
   AreaResult compact_hash(const TargetTable& t, int fields, Aggregate a, StageClock& clock);
   AreaResult download(uint64_t n, const uint64_t* targets, const Cell* cells, Aggregate a, StageClock& clock);
@@ -424,17 +502,36 @@ class GpuEngine final : public Engine {
   DeviceCube cube_;
   StageTimes stages_;
   std::string plan_;
+  bool count_updates_ = false;
+  uint64_t target_updates_ = 0;
 
   // Reused between queries; they only grow.
   TableBuffers first_, second_;  // the store of the facts' kernel; phase 2's
-  DeviceBuffer<uint8_t> map_global_, expand_global_, page_relevant_, nonempty_, phase1_nonempty_, temp_;
+  DeviceBuffer<uint8_t> map_global_, lean_global_, expand_global_, page_relevant_, nonempty_, phase1_nonempty_, temp_;
   DeviceBuffer<uint32_t> cells_, slots_, slots_sorted_;
-  DeviceBuffer<uint64_t> selected_count_, keys_sorted_, out_targets_;
+  DeviceBuffer<uint64_t> selected_count_, keys_sorted_, out_targets_, expand_ends_;
   DeviceBuffer<Cell> cells_a_, cells_b_, phase1_cells_;
   DeviceBuffer<double> out_values_;
+  DeviceBuffer<unsigned long long> updates_;
 };
 
-GpuEngine::StagePlan GpuEngine::choose_stage(uint64_t targets, int fields, bool dense_only, bool lean) const {
+GpuEngine::StagePlan GpuEngine::choose_stage(uint64_t targets, int fields, bool dense_only, const MapImage& map) const {
+  if (options_.block > 0 || options_.grid > 0) return plan_for(options_.block > 0 ? options_.block : 256, targets, fields, dense_only, map);
+  // A block's shared store and packed map serve all its threads: when they
+  // leave room for few blocks per multiprocessor, larger blocks keep more
+  // threads resident (B3's 7,680 class tuples: 2 blocks of 256 threads).
+  StagePlan best = plan_for(256, targets, fields, dense_only, map);
+  for (int block : {512, 1024}) {
+    if (best.resident * best.block >= 1024) break;
+    const StagePlan p = plan_for(block, targets, fields, dense_only, map);
+    if (p.resident * p.block > best.resident * best.block) best = p;
+  }
+  return best;
+}
+
+GpuEngine::StagePlan GpuEngine::plan_for(int block, uint64_t targets, int fields, bool dense_only,
+                                         const MapImage& map) const {
+  const bool lean = map.is_lean();
   StagePlan p{};
   // Copies of each target (the thesis' parallel hash functions): enough to
   // spread few hot targets over many slots, one for large areas.
@@ -451,7 +548,7 @@ GpuEngine::StagePlan GpuEngine::choose_stage(uint64_t targets, int fields, bool 
   const bool shared_fits = replica_bytes <= shared_limit;
   // Replicas per block: one per warp while they take at most 48 KB (more
   // shared memory per block would cost resident blocks), or --phf.
-  const uint64_t warps = static_cast<uint64_t>(options_.block > 0 ? options_.block : 256) / 32;
+  const uint64_t warps = static_cast<uint64_t>(block) / 32;
   const unsigned replicas = static_cast<unsigned>(std::clamp<uint64_t>(
       options_.phf > 0 ? std::min<uint64_t>(options_.phf, shared_limit / std::max<uint64_t>(replica_bytes, 1))
                        : (48 * 1024) / std::max<uint64_t>(replica_bytes, 1),
@@ -473,17 +570,35 @@ GpuEngine::StagePlan GpuEngine::choose_stage(uint64_t targets, int fields, bool 
   } else {
     p.store = StoreKind::hash;
   }
-  // Lane 0 pre-aggregation was the fastest or within noise of it on every
-  // thesis query with up to 28 K targets (H200, scale 1); past that, none.
-  p.preagg = options_.preagg == "auto" ? (targets <= 65536 ? Preagg::lane0 : Preagg::none) : parse_preagg(options_.preagg);
-  p.block = options_.block > 0 ? options_.block : 256;
+  // Thread runs need a lean map. Otherwise lane 0 pre-aggregation was the
+  // fastest or within noise of it on every thesis query with up to 28 K
+  // targets (H200, scale 1); past that, none.
+  const bool constant_map = options_.map_memory == "constant";
+  if (options_.preagg == "auto")
+    p.preagg = lean && !constant_map ? Preagg::run : targets <= 65536 ? Preagg::lane0 : Preagg::none;
+  else
+    p.preagg = parse_preagg(options_.preagg);
+  if (p.preagg == Preagg::run && !lean)
+    throw InputError(text("gpu engine: --preagg run needs a map with at most one target per base in at most ",
+                          kFewDims, " restricted dimensions; this one has ", map.view.dims,
+                          map.view.single ? "" : " and bases with several targets"));
+  if (p.preagg == Preagg::run && constant_map)
+    throw InputError("gpu engine: --preagg run reads its own packed map from shared or global memory, not constant memory");
+  p.block = block;
   p.shared_bytes = p.store == StoreKind::shared ? replica_bytes * replicas : 0;
-  if (options_.grid > 0) {
-    p.grid = options_.grid;
-  } else {
-    const int resident = resident_blocks_per_sm(p.store, p.preagg, fields, lean, p.block, p.shared_bytes);
-    p.grid = std::max(1, resident) * props_.multiProcessorCount;
+  if (p.preagg == Preagg::run) {
+    const size_t store_bytes = (p.shared_bytes + 15) & ~size_t{15};
+    const size_t positions_bytes = size_t{map.lean.entries} * sizeof(uint32_t);
+    p.map_in_shared = positions_bytes <= kLeanSharedBytes && store_bytes + positions_bytes <= shared_limit;
+    if (p.map_in_shared) p.shared_bytes = store_bytes + positions_bytes;
   }
+  p.resident = p.preagg == Preagg::run
+                   ? lean_run_blocks_per_sm(p.store, fields, p.block, p.shared_bytes)
+                   : resident_blocks_per_sm(p.store, p.preagg, fields, lean, p.block, p.shared_bytes);
+  if (p.resident == 0 && options_.block > 0)
+    throw InputError(text("gpu engine: blocks of ", block, " threads do not fit on a multiprocessor with this kernel ",
+                          "and store (registers or shared memory); choose a smaller --block"));
+  p.grid = options_.grid > 0 ? options_.grid : std::max(1, p.resident) * props_.multiProcessorCount;
   return p;
 }
 
@@ -524,10 +639,16 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
                           kConstantMapBytes, " of constant memory"));
   const uint64_t first_targets = two_phase ? classes.cells : targets;
   const int first_fields = two_phase && (fields & (kMin | kMax)) ? kMinMaxFields : fields;
-  const bool lean = image.view.single && image.view.dims <= kFewDims;
-  const StagePlan plan = choose_stage(first_targets, first_fields, two_phase, lean);
+  const bool lean = image.is_lean();
+  const StagePlan plan = choose_stage(first_targets, first_fields, two_phase, image);
   map_global_.upload(image.image.bytes, stream_);
   image.view.global = map_global_.data();
+  if (plan.preagg == Preagg::run) {
+    lean_global_.upload(image.lean_image.bytes, stream_);
+    image.lean.global = lean_global_.data();
+    image.lean.positions_in_shared = plan.map_in_shared;
+    image.lean.shared_at = static_cast<uint32_t>(plan.shared_bytes - size_t{image.lean.entries} * sizeof(uint32_t));
+  }
   image.view.in_constant = constant_map;
   if (constant_map) upload_constant_map(image.image.bytes.data(), map_bytes, stream_);
   ExpandImage expand;
@@ -570,65 +691,177 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
   }
   clock.stop();
 
+  // Phase 1 of two-phase aggregation: the class tuples, never chunked (at
+  // most 2^22 of them), then the (tuple, target) pairs of phase 2.
+  uint64_t updates = 0;
+  uint64_t contributions = 0;
+  if (two_phase) {
+    const TargetTable t = aggregate_facts(plan, image, input, added, first_fields, 0, first_targets, clock);
+    updates = read_updates();
+    clock.start("expand");
+    phase1_cells_.reserve(first_targets);
+    phase1_nonempty_.reserve(first_targets);
+    reduce_dense_table(t, first_fields, phase1_cells_.data(), phase1_nonempty_.data(), stream_);
+    expand_ends_.reserve(first_targets);
+    launch_count_expansions(phase1_nonempty_.data(), first_targets, expand.view, expand_ends_.data(), stream_);
+    size_t bytes = 0;
+    const auto n = static_cast<int64_t>(first_targets);
+    GPUOLAP_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, bytes, expand_ends_.data(), expand_ends_.data(), n, stream_));
+    GPUOLAP_CUDA_CHECK(cub::DeviceScan::InclusiveSum(temp(bytes), bytes, expand_ends_.data(), expand_ends_.data(), n, stream_));
+    GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(&contributions, expand_ends_.data() + first_targets - 1, sizeof(uint64_t),
+                                       cudaMemcpyDeviceToHost, stream_));
+    GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    clock.stop();
+  }
+
+  // The area's targets, in windows of target numbers whose stores fit the
+  // device memory left for them: one window, unless the area is huge. A
+  // store that does not fit after all splits the area further.
+  const StoreKind final_store = two_phase ? (targets <= (uint64_t{1} << 27) ? StoreKind::dense : StoreKind::hash)
+                                          : plan.store;
+  const unsigned final_copies = two_phase ? 1 : plan.copies;
+  const uint64_t entries = two_phase ? contributions : input.n + added.n;
+  uint64_t chunks = chunks_for(final_store, targets, final_copies, fields, entries);
+  const size_t before_windows = clock.size();
+  const uint64_t updates_before_windows = updates;
+  AreaResult result;
+  for (;;) {
+    try {
+      result = AreaResult{};
+      updates = updates_before_windows;
+      const uint64_t window = (targets + chunks - 1) / chunks;
+      for (uint64_t first = 0; first < std::max<uint64_t>(targets, 1); first += std::max<uint64_t>(window, 1)) {
+        const uint64_t width = std::min(window, targets - first);
+        AreaResult part;
+        if (two_phase) {
+          clock.start("expand");
+          // A hash store needs a slot per distinct target: at most one per contribution.
+          const TargetTable t = second_.prepare(final_store, first, width, 1,
+                                                next_pow2(std::max<uint64_t>(1024, 2 * std::min(width, contributions))),
+                                                fields, stream_);
+          const int grid =
+              static_cast<int>(std::clamp<uint64_t>((contributions + 255) / 256, 1, props_.multiProcessorCount * 16));
+          if (contributions > 0)
+            launch_expand(final_store, fields, LaunchShape{grid, 256, 0, stream_, false}, phase1_cells_.data(),
+                          expand_ends_.data(), first_targets, contributions, expand.view, t);
+          clock.stop();
+          if (final_store == StoreKind::hash && second_.overflow.download(1, stream_)[0] != 0)
+            throw GpuError("gpu engine: phase 2 hash store overflowed");
+          part = final_store == StoreKind::hash ? compact_hash(t, fields, query.aggregate, clock)
+                                                : compact_dense(t, fields, query.aggregate, clock);
+        } else {
+          const TargetTable t = aggregate_facts(plan, image, input, added, first_fields, first, width, clock);
+          updates += read_updates();
+          part = plan.store == StoreKind::hash ? compact_hash(t, fields, query.aggregate, clock)
+                                               : compact_dense(t, fields, query.aggregate, clock);
+        }
+        result.targets.insert(result.targets.end(), part.targets.begin(), part.targets.end());
+        result.values.insert(result.values.end(), part.values.begin(), part.values.end());
+        if (targets == 0) break;
+      }
+      break;
+    } catch (const GpuOutOfMemory&) {
+      if (chunks >= targets) throw;
+      chunks = std::min(targets, chunks * 2);
+      clock.truncate(before_windows);
+      release_stores();
+    }
+  }
+
+  stages_ = clock.read();
+  // Phase 2 adds each contribution once, without pre-aggregation.
+  target_updates_ = count_updates_ ? updates + contributions : 0;
+  const char* update_kind = update.kind == CubeUpdate::full      ? "uploaded"
+                            : update.kind == CubeUpdate::patched ? "patched"
+                                                                 : "resident";
+  const std::string kernel = plan.preagg == Preagg::run
+                                 ? text("thread-run kernel (", image.lean.dims, " dimensions walked, map in ",
+                                        plan.map_in_shared ? "shared" : "global", " memory)")
+                                 : text(lean ? "lean kernel (" : "kernel (", image.view.dims, " dimensions walked, map in ",
+                                        constant_map ? "constant" : "global", " memory)");
+  const std::string expand_plan =
+      two_phase ? text("two-phase: ", classes.cells, " class tuples, expanded to ", contributions, " contributions into a ",
+                       store_name(final_store), " store of the area; ")
+                : std::string();
+  plan_ = text("facts ", update_kind, update.kind == CubeUpdate::resident ? std::string() : text(" (", update.cells, " cells)"),
+               ", ", cube_.size(), " resident + ", cube_.added_size(), " added cells in ", cube_.bytes() / 1e6,
+               " MB of device memory; ", expand_plan, kernel, ", store ", store_name(plan.store), ", copies ",
+               plan.copies, ", preagg ", preagg_name(plan.preagg), ", prefilter ", compact ? "compact" : "fused",
+               ", grid ", plan.grid, " x ", plan.block, " threads",
+               compact ? text(", ", input.n, " relevant cells") : std::string(),
+               chunks > 1 ? text(", the area in ", chunks, " chunks of ", (targets + chunks - 1) / chunks, " targets")
+                          : std::string());
+  return result;
+}
+
+TargetTable GpuEngine::aggregate_facts(const StagePlan& plan, const MapImage& image, const KernelInput& input,
+                                       const KernelInput& added, int fields, uint64_t first, uint64_t width,
+                                       StageClock& clock) {
   for (uint64_t capacity_factor = 2;; capacity_factor *= 2) {
+    const size_t attempt = clock.size();
     clock.start("table");
-    const uint64_t expected = std::min<uint64_t>(first_targets, std::max<uint64_t>(input.n + added.n, 1)) * plan.copies;
-    const TargetTable t = first_.prepare(plan.store, first_targets, plan.copies,
-                                         next_pow2(std::max<uint64_t>(1024, expected * capacity_factor)), first_fields,
-                                         stream_);
+    const uint64_t expected = std::min<uint64_t>(width, std::max<uint64_t>(input.n + added.n, 1)) * plan.copies;
+    TargetTable t = first_.prepare(plan.store, first, width, plan.copies,
+                                   next_pow2(std::max<uint64_t>(1024, expected * capacity_factor)), fields, stream_);
+    if (count_updates_) {
+      updates_.reserve(1);
+      GPUOLAP_CUDA_CHECK(cudaMemsetAsync(updates_.data(), 0, sizeof(unsigned long long), stream_));
+      t.updates = updates_.data();
+    }
     clock.stop();
 
     clock.start("aggregate");
-    for (const KernelInput& in : {input, added})
-      if (in.n > 0)
-        launch_aggregate(plan.store, plan.preagg, first_fields,
-                         LaunchShape{plan.grid, plan.block, plan.shared_bytes, stream_, lean}, in, image.view, t);
+    const LaunchShape shape{plan.grid, plan.block, plan.shared_bytes, stream_, image.is_lean()};
+    for (const KernelInput& in : {input, added}) {
+      if (in.n == 0) continue;
+      if (plan.preagg == Preagg::run) launch_lean_run(plan.store, fields, shape, in, image.lean, t);
+      else launch_aggregate(plan.store, plan.preagg, fields, shape, in, image.view, t);
+    }
     clock.stop();
-
+    // A full hash store: again, twice as large (the retry's stages replace these).
     if (plan.store == StoreKind::hash && first_.overflow.download(1, stream_)[0] != 0) {
-      clock.reset();  // the retry's stages replace the failed attempt's
+      clock.truncate(attempt);
       continue;
     }
-    AreaResult result;
-    std::string expand_plan;
-    if (two_phase) {
-      clock.start("expand");
-      phase1_cells_.reserve(first_targets);
-      phase1_nonempty_.reserve(first_targets);
-      reduce_dense_table(t, first_fields, phase1_cells_.data(), phase1_nonempty_.data(), stream_);
-      const bool dense = targets <= (uint64_t{1} << 27);
-      // Every class tuple adds to each target at most once: a hash store
-      // needs at most (class tuples x fan-out) slots, bounded by the area.
-      const TargetTable final_table = second_.prepare(dense ? StoreKind::dense : StoreKind::hash, targets, 1,
-                                                      next_pow2(std::max<uint64_t>(1024, 2 * std::min<uint64_t>(
-                                                          targets, first_targets * 64))), fields, stream_);
-      const int grid = static_cast<int>(std::min<uint64_t>(props_.multiProcessorCount * 8, (first_targets + 127) / 128));
-      launch_expand(dense ? StoreKind::dense : StoreKind::hash, fields, LaunchShape{std::max(grid, 1), 128, 0, stream_, false},
-                    phase1_cells_.data(), phase1_nonempty_.data(), first_targets, expand.view, final_table);
-      clock.stop();
-      if (!dense && second_.overflow.download(1, stream_)[0] != 0)
-        throw GpuError("gpu engine: phase 2 hash store overflowed");
-      result = dense ? compact_dense(final_table, fields, query.aggregate, clock)
-                     : compact_hash(final_table, fields, query.aggregate, clock);
-      expand_plan = text("two-phase: ", classes.cells, " class tuples, then ", dense ? "dense" : "hash",
-                         " store of the area; ");
-    } else {
-      result = plan.store == StoreKind::hash ? compact_hash(t, fields, query.aggregate, clock)
-                                             : compact_dense(t, fields, query.aggregate, clock);
-    }
-    stages_ = clock.read();
-    const char* update_kind = update.kind == CubeUpdate::full      ? "uploaded"
-                              : update.kind == CubeUpdate::patched ? "patched"
-                                                                   : "resident";
-    plan_ = text("facts ", update_kind, update.kind == CubeUpdate::resident ? std::string() : text(" (", update.cells, " cells)"),
-                 ", ", cube_.size(), " resident + ", cube_.added_size(), " added cells in ",
-                 cube_.bytes() / 1e6, " MB of device memory; ", expand_plan, lean ? "lean kernel (" : "kernel (", image.view.dims, " dimensions walked), store ",
-                 store_name(plan.store), ", copies ", plan.copies, ", preagg ",
-                 preagg_name(plan.preagg), ", prefilter ", compact ? "compact" : "fused", ", map in ",
-                 constant_map ? "constant" : "global", " memory, grid ", plan.grid, " x ", plan.block, " threads",
-                 compact ? text(", ", input.n, " relevant cells") : std::string());
-    return result;
+    return t;
   }
+}
+
+uint64_t GpuEngine::read_updates() { return count_updates_ ? updates_.download(1, stream_)[0] : 0; }
+
+uint64_t GpuEngine::chunks_for(StoreKind kind, uint64_t targets, unsigned copies, int fields, uint64_t entries) {
+  if (targets <= 1) return 1;
+  const auto window_bytes = [&](uint64_t chunks) {
+    return store_bytes(kind, (targets + chunks - 1) / chunks, copies, fields, entries);
+  };
+  uint64_t budget = options_.store_memory_mb > 0 ? static_cast<uint64_t>(options_.store_memory_mb * 1048576.0) : 0;
+  if (budget == 0) {
+    size_t free = 0, total = 0;
+    GPUOLAP_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    if (window_bytes(1) > free / 10 * 8) {
+      // The stores kept from earlier queries count as taken: free them first.
+      release_stores();
+      GPUOLAP_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+    }
+    budget = free / 10 * 8;
+  }
+  uint64_t chunks = 1;
+  while (chunks < targets && window_bytes(chunks) > budget) chunks = std::min(targets, chunks * 2);
+  return chunks;
+}
+
+void GpuEngine::release_stores() {
+  first_.release();
+  second_.release();
+  cells_a_ = {};
+  cells_b_ = {};
+  nonempty_ = {};
+  keys_sorted_ = {};
+  out_targets_ = {};
+  slots_ = {};
+  slots_sorted_ = {};
+  out_values_ = {};
+  temp_ = {};
 }
 
 AreaResult GpuEngine::compact_dense(const TargetTable& t, int fields, Aggregate a, StageClock& clock) {
@@ -639,7 +872,7 @@ AreaResult GpuEngine::compact_dense(const TargetTable& t, int fields, Aggregate 
   out_targets_.reserve(t.targets);
   cells_b_.reserve(t.targets);
   selected_count_.reserve(1);
-  thrust::counting_iterator<uint64_t> all(0);
+  thrust::counting_iterator<uint64_t> all(t.first);
   size_t bytes = 0;
   const auto n = static_cast<int64_t>(t.targets);
   GPUOLAP_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, bytes, all, nonempty_.data(), out_targets_.data(),
@@ -680,7 +913,7 @@ AreaResult GpuEngine::compact_hash(const TargetTable& t, int fields, Aggregate a
   uint64_t filled = 0;
   if (occupied_count > 0) {
     int end_bit = 1;
-    while (end_bit < 64 && (t.targets - 1) >> end_bit) ++end_bit;
+    while (end_bit < 64 && (t.first + t.targets - 1) >> end_bit) ++end_bit;
     const auto m = static_cast<int64_t>(occupied_count);
     GPUOLAP_CUDA_CHECK(cub::DeviceRadixSort::SortPairs(nullptr, bytes, out_targets_.data(), keys_sorted_.data(),
                                                        slots_.data(), slots_sorted_.data(), m, 0, end_bit, stream_));
@@ -750,7 +983,7 @@ std::unique_ptr<Engine> make_gpu_engine(const GpuOptions& o) {
     throw InputError(text("--", knob, " ", value, ": expected one of ", list));
   };
   one_of("variant", o.variant, {"auto", "hash", "dense", "shared"});
-  one_of("preagg", o.preagg, {"auto", "none", "lane0", "stride", "match"});
+  one_of("preagg", o.preagg, {"auto", "none", "lane0", "stride", "match", "run"});
   one_of("prefilter", o.prefilter, {"auto", "compact", "fused"});
   one_of("map-memory", o.map_memory, {"auto", "constant", "global"});
   one_of("two-phase", o.two_phase, {"auto", "on", "off"});
@@ -758,6 +991,7 @@ std::unique_ptr<Engine> make_gpu_engine(const GpuOptions& o) {
   if (o.block != 0 && (o.block < 32 || o.block > 1024 || o.block % 32 != 0))
     throw InputError("--block must be a multiple of 32 between 32 and 1024");
   if (o.grid < 0) throw InputError("--grid must be positive (0 lets the engine choose)");
+  if (!(o.store_memory_mb >= 0)) throw InputError("--store-memory must be a size in MiB (0 lets the engine choose)");
   return std::make_unique<GpuEngine>(o);
 }
 

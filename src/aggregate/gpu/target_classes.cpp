@@ -1,9 +1,32 @@
 #include "target_classes.hpp"
 
-#include <map>
-#include <utility>
+#include <algorithm>
+#include <bit>
+#include <span>
+#include <unordered_map>
 
 namespace gpuolap::gpu {
+
+namespace {
+
+uint64_t mix(uint64_t x) {
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  return x;
+}
+
+// A hash of a base's target list: its positions and the bits of its weights.
+uint64_t list_hash(std::span<const uint32_t> positions, std::span<const double> weights) {
+  uint64_t h = mix(positions.size() + 1);
+  for (size_t i = 0; i < positions.size(); ++i) {
+    h = mix(h ^ positions[i]);
+    h = mix(h ^ std::bit_cast<uint64_t>(weights[i]));
+  }
+  return h;
+}
+
+}  // namespace
 
 TargetClasses target_classes(const AggregationMap& map, uint64_t max_cells) {
   TargetClasses out;
@@ -14,19 +37,30 @@ TargetClasses target_classes(const AggregationMap& map, uint64_t max_cells) {
     const uint32_t bases = static_cast<uint32_t>(m.offsets.size() - 1);
     c.class_of_base.assign(bases, kNoClass);
     c.offsets.push_back(0);
-    std::map<std::pair<std::vector<uint32_t>, std::vector<double>>, uint32_t> seen;
+    // Classes by the hash of their list; equal hashes are told apart by
+    // comparing the lists. Nothing is allocated for a base of a known class.
+    std::unordered_multimap<uint64_t, uint32_t> classes_by_hash;
     for (uint32_t b = 0; b < bases; ++b) {
       if (!m.relevant(b)) continue;
       const auto pos = m.positions_of(b);
       const auto w = m.weights_of(b);
-      auto key = std::make_pair(std::vector<uint32_t>(pos.begin(), pos.end()), std::vector<double>(w.begin(), w.end()));
-      auto [it, fresh] = seen.emplace(std::move(key), c.count());
-      if (fresh) {
+      const uint64_t h = list_hash(pos, w);
+      uint32_t found = kNoClass;
+      for (auto [it, end] = classes_by_hash.equal_range(h); it != end && found == kNoClass; ++it) {
+        const uint32_t k = it->second;
+        const size_t at = c.offsets[k], n = c.offsets[k + 1] - at;
+        if (n == pos.size() && std::equal(pos.begin(), pos.end(), c.positions.begin() + at) &&
+            std::equal(w.begin(), w.end(), c.weights.begin() + at))
+          found = k;
+      }
+      if (found == kNoClass) {
+        found = c.count();
+        classes_by_hash.emplace(h, found);
         c.positions.insert(c.positions.end(), pos.begin(), pos.end());
         c.weights.insert(c.weights.end(), w.begin(), w.end());
         c.offsets.push_back(static_cast<uint32_t>(c.positions.size()));
       }
-      c.class_of_base[b] = it->second;
+      c.class_of_base[b] = found;
     }
   }
   out.strides.resize(map.dimension_count());

@@ -12,13 +12,16 @@
 //          first N lanes collects its residue class.
 //   match  (__match_any_sync): lanes with equal targets form groups, each
 //          merged into its lowest lane.
+//   run    (past the thesis; lean maps only, lean_run_kernel.cuh): each
+//          thread first merges its successive facts of equal target in
+//          registers, and the warp merges finished runs with match.
 #include <cuda_runtime.h>
 
 #include "accumulate.cuh"
 
 namespace gpuolap::gpu {
 
-enum class Preagg { none, lane0, stride, match };
+enum class Preagg { none, lane0, stride, match, run };
 
 constexpr unsigned kFullWarp = 0xffffffffu;
 

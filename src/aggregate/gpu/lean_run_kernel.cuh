@@ -1,0 +1,109 @@
+#pragma once
+// The thread-run kernel (past the thesis) for maps with one target per base
+// (LeanMap). Facts are sorted by key, and each warp takes one contiguous
+// range of them, lane l every 32nd fact from l on (loads stay coalesced), so
+// a thread's successive facts share a target for as long as the data does
+// (B1's single target, B2's month and channel classes: 146 K facts). Each
+// thread merges such facts in registers and writes only when its target
+// changes; the runs that end together are merged across the warp against
+// the first ending lane's target (lane0 pre-aggregation): neighbouring
+// lanes cross a target boundary together. The map's positions sit in shared
+// memory.
+#include "aggregate_kernel.cuh"
+
+namespace gpuolap::gpu {
+
+constexpr uint64_t kNoTarget = ~0ull;
+
+template <class Store, int F>
+__global__ void lean_run_kernel(KernelInput in, LeanMap map, Store store) {
+  extern __shared__ __align__(16) uint8_t smem[];
+  store.template bind<F>(smem);
+  const uint32_t* positions = reinterpret_cast<const uint32_t*>(map.global + map.positions_at);
+  if (map.positions_in_shared) {
+    uint32_t* local = reinterpret_cast<uint32_t*>(smem + map.shared_at);
+    for (uint32_t i = threadIdx.x; i < map.entries; i += blockDim.x) local[i] = positions[i];
+    __syncthreads();
+    positions = local;
+  }
+
+  const uint64_t threads = uint64_t{gridDim.x} * blockDim.x;
+  const unsigned copy = static_cast<unsigned>((uint64_t{blockIdx.x} * blockDim.x + threadIdx.x) %
+                                              (store.t.copies ? store.t.copies : 1));
+  uint64_t run_target = kNoTarget;
+  Part run = Part::identity();
+  // Writes the runs of the lanes that pass `ends` (all lanes call it).
+  auto write_runs = [&](bool ends) {
+    Part part = run;
+    const bool adds = warp_preaggregate<Preagg::lane0, F>(ends, run_target, part, 0);
+    if (adds) store.template add<F>(run_target, copy, part);
+    count_updates(store.t, adds);
+  };
+
+  constexpr int kBatch = 4;
+  constexpr uint64_t kStep = 32 * kBatch;
+  const uint64_t warps = threads / 32;
+  const uint64_t warp = (uint64_t{blockIdx.x} * blockDim.x + threadIdx.x) / 32;
+  const uint64_t per_warp = ((in.n + warps - 1) / warps + kStep - 1) / kStep * kStep;
+  const uint64_t begin = warp * per_warp;
+  const uint64_t end = begin + per_warp < in.n ? begin + per_warp : in.n;
+  const unsigned lane = threadIdx.x & 31;
+  for (uint64_t first = begin; first < end; first += kStep) {
+    uint64_t keys[kBatch];
+    double values[kBatch];
+#pragma unroll
+    for (int u = 0; u < kBatch; ++u) {
+      const uint64_t i = first + static_cast<uint64_t>(u) * 32 + lane;
+      keys[u] = 0;
+      values[u] = __longlong_as_double(0x7ff8000000000000ll);  // NaN: no fact
+      if (i < end) {
+        const uint64_t cell = in.cells ? in.cells[i] : i;
+        keys[u] = in.keys[cell];
+        values[u] = in.values[cell];
+      }
+    }
+    // Not unrolled (write_runs is large): shift the batch instead of
+    // indexing it, so it stays in registers.
+#pragma unroll 1
+    for (int u = 0; u < kBatch; ++u) {
+      bool relevant = values[0] == values[0];
+      uint64_t target = 0;
+      double w = 1.0;
+#pragma unroll
+      for (int d = 0; d < kFewDims; ++d) {
+        if (d < map.dims && relevant) {
+          const uint32_t b = static_cast<uint32_t>((keys[0] >> map.shift[d]) & map.mask[d]);
+          const uint32_t position = positions[map.first[d] + b];
+          if (position == kNoPosition) {
+            relevant = false;
+          } else {
+            target += uint64_t{position} * map.stride[d];
+            // In dimension order, as on the CPU (a weight of 1 changes nothing).
+            if (map.weights_at[d] != kNoWeights)
+              w = __dmul_rn(w, reinterpret_cast<const double*>(map.global + map.weights_at[d])[b]);
+          }
+        }
+      }
+      const bool ends = relevant && run_target != kNoTarget && target != run_target;
+      if (__any_sync(kFullWarp, ends)) write_runs(ends);
+      if (relevant) {
+        const Part part = Part::of(__dmul_rn(w, values[0]));
+        if (target == run_target) {
+          run.merge<F>(part);
+        } else {
+          run_target = target;
+          run = part;
+        }
+      }
+#pragma unroll
+      for (int v = 0; v + 1 < kBatch; ++v) {
+        keys[v] = keys[v + 1];
+        values[v] = values[v + 1];
+      }
+    }
+  }
+  write_runs(run_target != kNoTarget);
+  store.template flush<F>();
+}
+
+}  // namespace gpuolap::gpu
