@@ -2,6 +2,10 @@
 // answers are checked by hand, and every error status.
 #include <gtest/gtest.h>
 
+#include <functional>
+#include <map>
+#include <random>
+
 #include "server_fixture.hpp"
 
 namespace gpuolap::server::testing {
@@ -268,6 +272,58 @@ TEST_F(HttpApiTest, DeeplyNestedJsonIsRefusedNotRecursedInto) {
   r = post_text("/cell/replace", R"({"path": )" + deep + R"(, "value": 1})");
   EXPECT_EQ(r.status, 400);
   EXPECT_EQ(value("All,Y"), 80.0);
+}
+
+// Random requests, of well-formed JSON with random fields and values, and
+// of random bytes: every answer is a 2xx or a 4xx with a JSON error, and the
+// server answers afterwards.
+TEST_F(HttpApiTest, RandomRequestsGetAnAnswerNeverAFailure) {
+  start();
+  std::mt19937 rng(7);
+  auto pick = [&](const auto& list) { return list[std::uniform_int_distribution<size_t>(0, list.size() - 1)(rng)]; };
+  const std::vector<std::string> endpoints{"/server/info", "/cube/info", "/dimension/elements", "/cell/value",
+                                           "/cell/values", "/cell/area", "/cell/export", "/cell/replace",
+                                           "/cell/replace_bulk", "/nowhere"};
+  const std::vector<std::string> keys{"measure", "aggregate", "area", "expand", "path", "paths", "value", "mode",
+                                      "splash", "cells", "blocksize", "condition", "base_only", "Product", "Year", "dimension"};
+  const std::vector<json> leaves{nullptr, true, 0, -1, 1e308, 2.5, "", "*", "a", "All", "Y", "2024", "a,2024", "All,Y",
+                                 "Sales", "sum", "count", "children", "leaves", "add", "delete", "proportional", "set",
+                                 ">= 1 and < 30", json::array(), json::object()};
+  std::function<json(int)> random_json = [&](int depth) -> json {
+    const int kind = std::uniform_int_distribution<int>(0, 9)(rng);
+    if (depth > 3 || kind < 4) return pick(leaves);
+    json out = kind < 7 ? json::array() : json::object();
+    const int n = std::uniform_int_distribution<int>(0, 4)(rng);
+    for (int i = 0; i < n; ++i) {
+      if (out.is_array())
+        out.push_back(random_json(depth + 1));
+      else
+        out[pick(keys)] = random_json(depth + 1);
+    }
+    return out;
+  };
+  std::map<int, int> statuses;
+  for (int i = 0; i < 600; ++i) {
+    const std::string endpoint = pick(endpoints);
+    std::string body = random_json(0).dump();
+    if (i % 7 == 0) {
+      body.clear();
+      for (int b = std::uniform_int_distribution<int>(0, 40)(rng); b > 0; --b)
+        body += static_cast<char>(std::uniform_int_distribution<int>(0, 255)(rng));
+    }
+    const auto r = i % 3 == 0 ? client_->Get(endpoint + "?" + pick(keys) + "=" + httplib::detail::encode_query_param(body))
+                              : client_->Post(endpoint, body, "application/json");
+    ASSERT_TRUE(r) << endpoint << " " << body;
+    ++statuses[r->status];
+    ASSERT_LT(r->status, 500) << endpoint << " " << body << "\n" << r->body;
+    if (r->status >= 400) {
+      const json answer = json::parse(r->body, nullptr, false);
+      EXPECT_TRUE(answer.contains("error") && answer.contains("detail")) << r->body;
+    }
+  }
+  EXPECT_GT(statuses[200], 0);
+  EXPECT_GT(statuses[400], 0);
+  EXPECT_EQ(get("/server/info").status, 200);
 }
 
 TEST_F(HttpApiTest, SaveWritesASnapshotAndEmptiesTheLog) {
