@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <functional>
+#include <map>
 
 #include "api_error.hpp"
 #include "area_request.hpp"
@@ -227,11 +228,40 @@ json CubeApi::values(const json& request) const {
   std::vector<CellPath> cells;
   for (size_t i = 0; i < paths.size(); ++i) cells.push_back(parse_cell_path(schema, paths[i], fmt::format("{}: path {}", where, i + 1)));
   const auto facts = service_.snapshot();  // one snapshot for every path
-  json out = json::array();
+  // A sheet's worth of consolidated cells costs one pass over the facts: an
+  // area over the elements the paths name, when it is within the limit.
+  std::vector<std::optional<double>> values(cells.size());
+  const size_t consolidated = std::count_if(cells.begin(), cells.end(), [](const CellPath& c) { return !c.base; });
+  AreaQuery q;
+  q.measure = measure;
+  q.aggregate = aggregate;
+  q.area.resize(schema.dimension_count());
+  std::vector<std::map<ElementId, uint32_t>> position(schema.dimension_count());
   for (const CellPath& c : cells) {
-    const auto v = cell_value(service_, *facts, c, measure, aggregate);
-    out.push_back({{"path", path_names(schema, c.elements)}, {"value", v ? number(*v, aggregate) : json(nullptr)}});
+    if (c.base) continue;
+    for (size_t d = 0; d < c.elements.size(); ++d)
+      if (position[d].emplace(c.elements[d], static_cast<uint32_t>(q.area[d].size())).second) q.area[d].push_back(c.elements[d]);
   }
+  if (consolidated > 1 && target_cells(q) <= static_cast<double>(limits_.max_cells)) {
+    const AggregationMap map(schema, q);
+    const AreaResult r = service_.run(*facts, map, q);
+    for (size_t i = 0; i < cells.size(); ++i) {
+      if (cells[i].base) {
+        values[i] = cell_value(service_, *facts, cells[i], measure, aggregate);
+        continue;
+      }
+      uint64_t target = 0;
+      for (size_t d = 0; d < q.area.size(); ++d) target += position[d].at(cells[i].elements[d]) * map.stride(d);
+      const auto at = std::lower_bound(r.targets.begin(), r.targets.end(), target);
+      if (at != r.targets.end() && *at == target) values[i] = r.values[static_cast<size_t>(at - r.targets.begin())];
+    }
+  } else {
+    for (size_t i = 0; i < cells.size(); ++i) values[i] = cell_value(service_, *facts, cells[i], measure, aggregate);
+  }
+  json out = json::array();
+  for (size_t i = 0; i < cells.size(); ++i)
+    out.push_back({{"path", path_names(schema, cells[i].elements)},
+                   {"value", values[i] ? number(*values[i], aggregate) : json(nullptr)}});
   json dims = json::array();
   for (const Dimension& d : schema.dimensions()) dims.push_back(d.name());
   return json{{"dimensions", std::move(dims)}, {"measure", schema.measures()[measure]},

@@ -82,6 +82,30 @@ TEST_F(HttpApiTest, CellValuesAnswersManyPathsFromOneSnapshot) {
   EXPECT_NE(r.body["detail"].get<std::string>().find("path 2"), std::string::npos) << r.text;
 }
 
+TEST_F(HttpApiTest, CellValuesGivesWhatCellValueGivesForEveryPathAndAggregate) {
+  Limits limits;
+  limits.max_cells = 6;  // so that some requests take one pass, others a pass per path
+  start(limits);
+  const std::vector<std::string> products{"All", "Pair", "Diff", "a", "b", "c"}, years{"Y", "2024", "2025"};
+  std::mt19937 rng(3);
+  for (const char* aggregate : {"sum", "count", "avg", "min", "max"}) {
+    for (int request = 0; request < 6; ++request) {
+      json paths = json::array();
+      const int n = std::uniform_int_distribution<int>(1, 8)(rng);
+      for (int i = 0; i < n; ++i)
+        paths.push_back({products[std::uniform_int_distribution<size_t>(0, 5)(rng)],
+                         years[std::uniform_int_distribution<size_t>(0, 2)(rng)]});
+      const Reply r = post("/cell/values", {{"paths", paths}, {"aggregate", aggregate}});
+      ASSERT_EQ(r.status, 200) << r.text;
+      for (size_t i = 0; i < paths.size(); ++i) {
+        const Reply one = get("/cell/value?aggregate=" + std::string(aggregate) +
+                              "&path=" + httplib::detail::encode_query_param(paths[i].dump()));
+        EXPECT_EQ(r.body["cells"][i]["value"], one.body["value"]) << aggregate << " " << paths[i];
+      }
+    }
+  }
+}
+
 TEST_F(HttpApiTest, CellAreaAggregatesAndExpandsLikePalo) {
   start();
   Reply r = post("/cell/area", json::parse(R"({"measure": "Sales", "area": {"Product": ["All"], "Year": ["2024", "2025"]},
