@@ -38,6 +38,9 @@ std::filesystem::path store_file(const std::filesystem::path& dir);
 bool store_exists(const std::filesystem::path& dir);
 void save_store(const std::filesystem::path& dir, const Schema& schema, const FactTable& facts,
                 const ProgressFn& progress = {});
+// The checksum that ends a store file (it identifies the snapshot a
+// write-ahead log follows); throws InputError when there is no store.
+uint64_t store_checksum(const std::filesystem::path& dir);
 // Throws InputError for a missing, truncated, corrupt or other-version store.
 Cube load_store(const std::filesystem::path& dir, const ProgressFn& progress = {});
 

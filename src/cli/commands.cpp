@@ -7,9 +7,11 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 
 #include "gpuolap/aggregation_map.hpp"
 #include "gpuolap/cube_store.hpp"
+#include "gpuolap/durable_cube.hpp"
 #include "gpuolap/error.hpp"
 #include "gpuolap/generate.hpp"
 #include "progress.hpp"
@@ -29,7 +31,9 @@ double ms_since(Clock::time_point t) {
 Cube load_cube(const std::string& cube_dir, const std::string& schema_path, const std::string& facts_path) {
   if (!cube_dir.empty()) {
     Progress progress("loading " + cube_dir);
-    return load_store(cube_dir, progress.callback());
+    return load_cube_with_log(cube_dir, progress.callback(), [&](const std::string& problem) {
+      std::cerr << fmt::format("gpuolap: warning: {}: {}\n", log_file(cube_dir).string(), problem);
+    });
   }
   if (schema_path.empty() || facts_path.empty())
     throw InputError("give --cube DIR, or --schema S.json and --facts F.csv");
@@ -62,6 +66,7 @@ int run_create(const CreateOptions& o) {
   try {
     Progress progress("writing " + o.out);
     save_store(o.out, cube.schema, cube.facts, progress.callback());
+    fs::remove(log_file(o.out));  // a replaced store's log is not the new one's
   } catch (...) {
     std::error_code ec;
     if (lock.created()) fs::remove_all(o.out, ec);
@@ -109,25 +114,44 @@ int run_query(const QueryOptions& o) {
   return 0;
 }
 
+// Rows go to the write-ahead log (synced) and the store's snapshot is
+// rewritten only when the log has grown past kCheckpointLogBytes.
 int run_write(const WriteOptions& o) {
   if (!store_exists(o.cube)) throw InputError(fmt::format("{}: no cube store here", o.cube));
-  const StoreLock lock(o.cube);  // from load to save: concurrent writers queue
-  Cube cube = load_cube(o.cube, "", "");
+  std::unique_ptr<DurableCube> cube = [&] {
+    Progress progress("loading " + o.cube);
+    return std::make_unique<DurableCube>(o.cube, progress.callback(), [&] {
+      std::cerr << fmt::format("{}: waiting for the store lock (another writer or a running server holds it)\n", o.cube);
+    });
+  }();
+  if (!cube->recovery().problem.empty())
+    std::cerr << fmt::format("gpuolap: warning: {}: {}\n", log_file(o.cube).string(), cube->recovery().problem);
   const WriteMode mode = o.mode == "set" ? WriteMode::set : o.mode == "add" ? WriteMode::add : WriteMode::remove;
   FactRows rows = [&] {
     Progress progress("reading " + o.facts);
-    return read_facts_csv(cube.schema, o.facts, mode != WriteMode::remove, progress.callback());
+    return read_facts_csv(cube->schema(), o.facts, mode != WriteMode::remove, progress.callback());
   }();
   if (mode == WriteMode::set) check_unique_cells(rows, o.facts);
 
-  const size_t before = cube.facts.size();
-  FactStore store(cube.schema.codec(), std::move(cube.facts));
-  store.apply(mode, rows.keys, rows.values, rows.present);
-  const FactTable& merged = store.table();
-  Progress progress("writing " + o.cube);
-  save_store(o.cube, cube.schema, merged, progress.callback());
-  std::cerr << fmt::format("{}: {} rows written ({}); filled cells {} -> {}\n", o.cube, rows.size(), o.mode,
-                           before, merged.size());
+  const size_t before = cube->store().table().size();
+  LogRecord record;
+  WriteBatch& batch = record.batches.emplace_back();
+  batch.mode = mode;
+  batch.keys = std::move(rows.keys);
+  batch.present = mode == WriteMode::remove ? std::vector<bool>(cube->schema().measures().size(), false) : rows.present;
+  batch.values.resize(batch.present.size());
+  for (size_t m = 0; m < batch.present.size(); ++m)
+    if (batch.present[m]) batch.values[m] = std::move(rows.values[m]);
+  cube->append(record);
+  cube->sync();
+  apply_record(cube->store(), record);
+  const size_t after = cube->store().table().size();
+  if (cube->log_bytes() > kCheckpointLogBytes) {
+    Progress progress("writing " + o.cube);
+    cube->checkpoint(progress.callback());
+  }
+  std::cerr << fmt::format("{}: {} rows written ({}); filled cells {} -> {}\n", o.cube, batch.size(), o.mode,
+                           before, after);
   return 0;
 }
 
@@ -152,6 +176,9 @@ int run_info(const InfoOptions& o) {
   std::cout << fmt::format("memory: {} ({:.2f} bytes per filled cell)\n", human_bytes(static_cast<double>(cube.facts.bytes())),
                            cube.facts.size() ? static_cast<double>(cube.facts.bytes()) / static_cast<double>(cube.facts.size()) : 0.0);
   std::cout << fmt::format("store file: {}\n", human_bytes(static_cast<double>(fs::file_size(store_file(o.cube)))));
+  std::error_code ec;
+  const auto log_size = fs::file_size(log_file(o.cube), ec);
+  std::cout << fmt::format("write-ahead log: {}\n", ec ? "none" : human_bytes(static_cast<double>(log_size)));
   // The gpu engine uploads the key column and the queried measures' columns,
   // one allocation each, on the first query that needs them.
   const double device_bytes = static_cast<double>(cube.facts.size()) * 8.0 * (1.0 + static_cast<double>(s.measures().size()));
@@ -184,6 +211,7 @@ int run_generate(const GenerateOptions& o) {
     const StoreLock lock(out);
     Progress progress("writing store");
     save_store(out, cube.schema, cube.facts, progress.callback());
+    fs::remove(log_file(out));
   } else {
     const fs::path facts_path = out / "facts.csv";
     std::ofstream f(facts_path, std::ios::binary);

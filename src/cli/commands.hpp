@@ -64,4 +64,19 @@ struct SelfCheckOptions {
 };
 int run_selfcheck(const SelfCheckOptions& o);
 
+struct ServeOptions {
+  std::string cube, host = "127.0.0.1", engine = "auto", token_file;
+  int port = 7777;
+  int threads = 64;
+  uint64_t max_cells = 1000000;
+  uint64_t max_body_bytes = uint64_t{64} << 20;
+  uint64_t checkpoint_bytes = uint64_t{64} << 20;
+};
+int run_serve(const ServeOptions& o);
+
+struct ShellOptions {
+  std::string cube, engine = "auto";
+};
+int run_shell(const ShellOptions& o);
+
 }  // namespace gpuolap::cli

@@ -111,6 +111,24 @@ int main(int argc, char** argv) {
   sc->add_option("--seed", check.seed, "Random seed")->capture_default_str();
   add_gpu_options(sc, check.gpu);
 
+  ServeOptions serve;
+  auto* sv = app.add_subcommand("serve", "Serve a cube store over HTTP (an API modelled on Palo's)");
+  sv->add_option("--cube", serve.cube, "Cube store directory")->required();
+  sv->add_option("--host", serve.host, "Address to listen on")->capture_default_str();
+  sv->add_option("--port", serve.port, "Port to listen on; 0 picks a free one")->capture_default_str()->check(CLI::Range(0, 65535));
+  sv->add_option("--engine", serve.engine, "Engine: " + engine_list())->capture_default_str();
+  sv->add_option("--token-file", serve.token_file, "File holding the bearer token that writes must carry");
+  sv->add_option("--threads", serve.threads, "Connections served at once")->capture_default_str()->check(CLI::Range(1, 4096));
+  sv->add_option("--max-cells", serve.max_cells, "Most target cells of an area, base cells of a splash")->capture_default_str();
+  sv->add_option("--max-body-bytes", serve.max_body_bytes, "Largest request body")->capture_default_str();
+  sv->add_option("--checkpoint-bytes", serve.checkpoint_bytes, "Write a snapshot when the log grows past this")
+      ->capture_default_str();
+
+  ShellOptions shell;
+  auto* sh = app.add_subcommand("shell", "Answer commands on stdin (query, value, write, info, save, exit), one JSON line each");
+  sh->add_option("--cube", shell.cube, "Cube store directory")->required();
+  sh->add_option("--engine", shell.engine, "Engine: " + engine_list())->capture_default_str();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -132,6 +150,8 @@ int main(int argc, char** argv) {
     if (*g) return run_generate(gen);
     if (*b) return run_bench(bench);
     if (*sc) return run_selfcheck(check);
+    if (*sv) return run_serve(serve);
+    if (*sh) return run_shell(shell);
   } catch (const gpuolap::InputError& e) {
     std::fprintf(stderr, "gpuolap: error: %s\n", e.what());
     return 2;

@@ -180,6 +180,16 @@ void save_store(const fs::path& dir, const Schema& schema, const FactTable& fact
   }
 }
 
+uint64_t store_checksum(const fs::path& dir) {
+  const fs::path path = store_file(dir);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  uint64_t checksum = 0;
+  if (!in || in.tellg() < static_cast<std::streamoff>(kHeaderBytes + 8) ||
+      !in.seekg(-8, std::ios::end).read(reinterpret_cast<char*>(&checksum), sizeof checksum))
+    throw InputError(fmt::format("{}: no cube store file here", path.string()));
+  return checksum;
+}
+
 Cube load_store(const fs::path& dir, const ProgressFn& progress) {
   const fs::path path = store_file(dir);
   const std::string where = path.string();

@@ -12,7 +12,11 @@ namespace gpuolap {
 nlohmann::json parse_json(const std::string& text, const std::string& where) {
   using json = nlohmann::json;
   std::vector<std::set<std::string>> keys_of_open_objects;
-  auto check = [&](int, json::parse_event_t event, json& parsed) {
+  auto check = [&](int depth, json::parse_event_t event, json& parsed) {
+    // Deeper documents are no schema or query, and printing or walking them
+    // recursively could exhaust the stack.
+    if (depth > kMaxJsonDepth)
+      throw InputError(fmt::format("{}: malformed JSON: nested more than {} levels deep", where, kMaxJsonDepth));
     switch (event) {
       case json::parse_event_t::object_start: keys_of_open_objects.emplace_back(); break;
       case json::parse_event_t::object_end: keys_of_open_objects.pop_back(); break;

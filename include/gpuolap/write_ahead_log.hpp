@@ -1,0 +1,93 @@
+#pragma once
+// The write-ahead log of a cube store (DIR/cube.wal): every acknowledged write
+// since the last snapshot, as checksummed records appended and fsynced before
+// the write is acknowledged. A log names the snapshot it follows by that
+// snapshot's checksum, so a log left over from before a newer snapshot is
+// recognised and never applied twice. Reading stops at the first record that
+// is torn or fails its checksum: what follows is reported, never applied.
+//
+// File layout (little-endian):
+//   header (32 bytes): magic "GPUOLAPL", u32 version, u32 zero,
+//                      u64 checksum of the snapshot it follows, u64 XXH3-64 of the 24 bytes before
+//   records: u32 payload bytes, u32 kind (1 = write), u64 sequence (1, 2, ...),
+//            payload, u64 XXH3-64 of the record's header and payload
+//   payload of a write: u32 batch count, then per batch:
+//            u8 mode (0 set, 1 add, 2 delete), u32 measure count,
+//            one u8 per measure (1: the batch names it), u64 row count n,
+//            n u64 cell keys, then per named measure n f64 values (NaN: empty)
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "gpuolap/fact_store.hpp"
+#include "gpuolap/schema.hpp"
+
+namespace gpuolap {
+
+inline constexpr uint32_t kLogVersion = 1;
+
+// Rows written in one mode, applied in row order (FactStore::apply).
+// values[m] is empty for a measure the batch does not name.
+struct WriteBatch {
+  WriteMode mode = WriteMode::set;
+  std::vector<uint64_t> keys;
+  std::vector<std::vector<double>> values;
+  std::vector<bool> present;
+
+  size_t size() const { return keys.size(); }
+};
+
+// One acknowledged write: its batches are applied in order, all or none.
+struct LogRecord {
+  uint64_t sequence = 0;
+  std::vector<WriteBatch> batches;
+};
+
+// Applies a record's batches to a store, as the write that logged it did.
+void apply_record(FactStore& store, const LogRecord& record);
+
+// What reading a log found.
+struct LogContents {
+  bool exists = false;
+  uint64_t base_checksum = 0;       // the snapshot the log follows
+  std::vector<LogRecord> records;   // the valid prefix
+  uint64_t valid_bytes = 0;         // header and valid records
+  uint64_t file_bytes = 0;
+  std::string problem;              // why reading stopped before the end ("" when it did not)
+};
+
+std::filesystem::path log_file(const std::filesystem::path& dir);
+// Reads the log of a store whose schema is `schema`; a record that does not
+// fit the schema counts as corrupt. A missing log reads as empty.
+LogContents read_log(const std::filesystem::path& path, const Schema& schema);
+
+// Appends records to a log; one writer at a time (the store lock).
+class WriteAheadLog {
+ public:
+  // Starts a new, empty log following the snapshot with `base_checksum`:
+  // written to a temporary file, fsynced and renamed over any old log.
+  static void create(const std::filesystem::path& path, uint64_t base_checksum);
+
+  // Opens an existing log for appending after its first `valid_bytes`
+  // (anything after them is cut off); the next record gets `next_sequence`.
+  WriteAheadLog(const std::filesystem::path& path, uint64_t valid_bytes, uint64_t next_sequence);
+  ~WriteAheadLog();
+  WriteAheadLog(const WriteAheadLog&) = delete;
+  WriteAheadLog& operator=(const WriteAheadLog&) = delete;
+
+  // Writes a record (giving it the next sequence number) without syncing.
+  uint64_t append(LogRecord& record);
+  // Makes every appended record durable (fdatasync): call before acknowledging.
+  void sync();
+  uint64_t bytes() const { return bytes_; }
+  uint64_t next_sequence() const { return next_sequence_; }
+
+ private:
+  std::filesystem::path path_;
+  int fd_ = -1;
+  uint64_t bytes_ = 0;
+  uint64_t next_sequence_ = 1;
+};
+
+}  // namespace gpuolap

@@ -1,0 +1,104 @@
+// `gpuolap serve` and `gpuolap shell`: a durable cube behind the HTTP API or
+// the line interface.
+#include <fmt/format.h>
+#include <pthread.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <iostream>
+#include <thread>
+
+#include "commands.hpp"
+#include "cube_api.hpp"
+#include "gpuolap/error.hpp"
+#include "gpuolap/formats.hpp"
+#include "http_api.hpp"
+#include "progress.hpp"
+#include "shell.hpp"
+
+namespace gpuolap::cli {
+
+namespace {
+
+std::unique_ptr<server::CubeService> open_service(const std::string& dir, const std::string& engine,
+                                                  uint64_t checkpoint_bytes) {
+  auto cube = [&] {
+    Progress progress("loading " + dir);
+    return std::make_unique<DurableCube>(dir, progress.callback(), [&] {
+      throw InputError(fmt::format("{}: in use by another process (a server, a shell or a write); stop it first", dir));
+    });
+  }();
+  const Recovery& r = cube->recovery();
+  if (!r.problem.empty())
+    std::cerr << fmt::format("gpuolap: warning: {}: {}{}\n", log_file(dir).string(), r.problem,
+                             r.bytes_dropped ? fmt::format(" (the {} bytes are kept in cube.wal.bad)", r.bytes_dropped) : "");
+  return std::make_unique<server::CubeService>(std::move(cube), engine, checkpoint_bytes);
+}
+
+std::string read_token(const std::string& path) {
+  std::string token = read_text_file(path);
+  while (!token.empty() && std::isspace(static_cast<unsigned char>(token.back()))) token.pop_back();
+  if (token.empty()) throw InputError(fmt::format("{}: the token file is empty", path));
+  if (token.find_first_of(" \t\r\n") != std::string::npos)
+    throw InputError(fmt::format("{}: the token must be one word", path));
+  return token;
+}
+
+}  // namespace
+
+int run_serve(const ServeOptions& o) {
+  server::HttpOptions http;
+  http.host = o.host;
+  http.port = o.port;
+  http.threads = o.threads;
+  if (!o.token_file.empty()) http.token = read_token(o.token_file);
+  if (http.token.empty() && !server::is_loopback(o.host))
+    std::cerr << fmt::format("gpuolap: warning: serving on {}, not a loopback address, without --token-file: anyone who "
+                             "reaches it can write\n", o.host);
+  server::Limits limits;
+  limits.max_cells = o.max_cells;
+  limits.max_body_bytes = o.max_body_bytes;
+
+  // Signals go to one thread, which stops the server; the others never see them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  auto service = open_service(o.cube, o.engine, o.checkpoint_bytes);
+  server::CubeApi api(*service, limits);
+  server::HttpApi server(api, http);
+  const int port = server.bind();
+  const auto facts = service->snapshot();
+  std::cerr << fmt::format("gpuolap serve: cube '{}' ({} filled cells, {} log records replayed), engine {}\n",
+                           service->schema().name(), facts->size(), service->recovery().records_replayed, o.engine);
+  std::cerr << fmt::format("listening on http://{}:{}\n", o.host, port) << std::flush;
+
+  std::atomic<bool> served{false};
+  std::thread waiter([&] {
+    int signal = 0;
+    sigwait(&signals, &signal);
+    // A signal may come before the server listens, when stop() does nothing yet.
+    while (!served) {
+      server.stop();
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  });
+  server.serve();
+  served = true;
+  pthread_kill(waiter.native_handle(), SIGTERM);  // wakes the waiter if the server stopped by itself
+  waiter.join();
+  std::cerr << "gpuolap serve: stopped\n";
+  return 0;
+}
+
+int run_shell(const ShellOptions& o) {
+  auto service = open_service(o.cube, o.engine, kCheckpointLogBytes);
+  server::CubeApi api(*service, server::Limits{});
+  server::run_shell(api, std::cin, std::cout);
+  return 0;
+}
+
+}  // namespace gpuolap::cli

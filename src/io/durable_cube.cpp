@@ -1,0 +1,126 @@
+#include "gpuolap/durable_cube.hpp"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+
+#include "gpuolap/error.hpp"
+
+namespace gpuolap {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Keeps the bytes of a log's bad tail beside the store, for a person to look at.
+void keep_bad_tail(const fs::path& dir, const fs::path& log, uint64_t from) {
+  std::ifstream in(log, std::ios::binary);
+  in.seekg(static_cast<std::streamoff>(from));
+  std::ofstream out(dir / "cube.wal.bad", std::ios::binary | std::ios::trunc);
+  out << in.rdbuf();
+}
+
+std::string describe(const LogContents& log, uint64_t snapshot_checksum) {
+  if (!log.exists) return "";
+  if (log.problem.empty() && log.base_checksum != snapshot_checksum)
+    return fmt::format("the log predates the snapshot (a checkpoint was cut short); its {} records are already in the snapshot",
+                       log.records.size());
+  if (log.problem.empty()) return "";
+  return fmt::format("{}; {} valid records replayed, {} bytes after them ignored", log.problem, log.records.size(),
+                     log.file_bytes - log.valid_bytes);
+}
+
+bool stale(const LogContents& log, uint64_t snapshot_checksum) {
+  return log.exists && log.valid_bytes > 0 && log.base_checksum != snapshot_checksum;
+}
+
+}  // namespace
+
+DurableCube::Lock::Lock(const fs::path& dir, const std::function<void()>& on_busy) {
+  if (!store_exists(dir)) throw InputError(fmt::format("{}: no cube store here", dir.string()));
+  fd_ = ::open((dir / "lock").c_str(), O_RDWR | O_CREAT, 0644);
+  if (fd_ < 0) throw InputError(fmt::format("{}: cannot open the lock file: {}", dir.string(), std::strerror(errno)));
+  if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) return;
+  try {
+    if (errno != EWOULDBLOCK) throw InputError(fmt::format("{}: cannot lock the store: {}", dir.string(), std::strerror(errno)));
+    if (on_busy) on_busy();
+    while (::flock(fd_, LOCK_EX) != 0)
+      if (errno != EINTR) throw InputError(fmt::format("{}: cannot lock the store: {}", dir.string(), std::strerror(errno)));
+  } catch (...) {
+    ::close(fd_);
+    throw;
+  }
+}
+
+DurableCube::Lock::~Lock() { ::close(fd_); }
+
+DurableCube::DurableCube(const fs::path& dir, const ProgressFn& progress, const std::function<void()>& on_busy)
+    : dir_(dir),
+      lock_(dir, on_busy),
+      snapshot_checksum_(store_checksum(dir)),
+      snapshot_(load_store(dir, progress)),
+      store_(snapshot_.schema.codec(), std::move(snapshot_.facts)) {
+  const fs::path path = log_file(dir);
+  LogContents log = read_log(path, snapshot_.schema);
+  recovery_.problem = describe(log, snapshot_checksum_);
+  if (!log.exists || stale(log, snapshot_checksum_) || log.valid_bytes == 0) {
+    recovery_.bytes_dropped = log.file_bytes;
+    if (log.exists && log.file_bytes > 0) keep_bad_tail(dir, path, 0);
+    WriteAheadLog::create(path, snapshot_checksum_);
+    log_ = std::make_unique<WriteAheadLog>(path, fs::file_size(path), 1);
+    return;
+  }
+  for (const LogRecord& record : log.records) apply_record(store_, record);
+  recovery_.records_replayed = log.records.size();
+  recovery_.bytes_dropped = log.file_bytes - log.valid_bytes;
+  if (recovery_.bytes_dropped > 0) keep_bad_tail(dir, path, log.valid_bytes);
+  log_ = std::make_unique<WriteAheadLog>(path, log.valid_bytes, log.records.size() + 1);
+}
+
+DurableCube::~DurableCube() = default;
+
+void DurableCube::checkpoint(const ProgressFn& progress) {
+  save_store(dir_, snapshot_.schema, store_.table(), progress);
+  snapshot_checksum_ = store_checksum(dir_);
+  // A crash here leaves the old log, which names the old snapshot: opening
+  // recognises it as stale and does not apply it again.
+  // If no new log can be started, appending to the old one would lose the
+  // writes (it is stale now): refuse further appends instead.
+  const fs::path path = log_file(dir_);
+  try {
+    WriteAheadLog::create(path, snapshot_checksum_);
+    log_ = std::make_unique<WriteAheadLog>(path, fs::file_size(path), 1);
+  } catch (...) {
+    log_.reset();
+    throw;
+  }
+}
+
+uint64_t DurableCube::append(LogRecord& record) {
+  if (!log_) throw std::runtime_error(fmt::format("{}: no usable write-ahead log since a failed checkpoint", dir_.string()));
+  return log_->append(record);
+}
+
+Cube load_cube_with_log(const fs::path& dir, const ProgressFn& progress,
+                        const std::function<void(const std::string&)>& warn) {
+  // A writer may checkpoint while we read: retry until the snapshot we
+  // loaded is still the current one after reading its log.
+  for (int attempt = 0;; ++attempt) {
+    const uint64_t before = store_checksum(dir);
+    Cube cube = load_store(dir, progress);
+    const LogContents log = read_log(log_file(dir), cube.schema);
+    if (store_checksum(dir) != before && attempt < 10) continue;
+    if (const std::string problem = describe(log, before); !problem.empty() && warn) warn(problem);
+    if (stale(log, before) || log.records.empty()) return cube;
+    FactStore store(cube.schema.codec(), std::move(cube.facts));
+    for (const LogRecord& record : log.records) apply_record(store, record);
+    return Cube{std::move(cube.schema), store.table()};
+  }
+}
+
+}  // namespace gpuolap

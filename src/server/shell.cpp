@@ -1,0 +1,68 @@
+#include "shell.hpp"
+
+#include <fmt/format.h>
+
+#include <string>
+
+#include "api_error.hpp"
+#include "json_parse.hpp"
+
+namespace gpuolap::server {
+
+using nlohmann::json;
+
+namespace {
+
+json answer(CubeApi& api, const std::string& command, const std::string& arg, size_t line) {
+  const std::string where = fmt::format("line {}", line);
+  auto body = [&] { return parse_json(arg, fmt::format("{}: {}", where, command)); };
+  if (command == "query") return api.area(body());
+  if (command == "value") {
+    if (!arg.empty() && arg.front() == '{') return api.value(body());
+    return api.value(json{{"path", arg}});
+  }
+  if (command == "values") return api.values(body());
+  if (command == "export") return api.export_cells(arg.empty() ? json::object() : body());
+  if (command == "elements") return api.elements(json{{"dimension", arg}});
+  if (command == "write") {
+    const json b = body();
+    return b.is_object() && b.contains("cells") ? api.replace_bulk(b) : api.replace(b);
+  }
+  if (command == "info") return api.cube_info();
+  if (command == "save") return api.save();
+  throw InputError(fmt::format("{}: unknown command '{}' (query, value, values, export, elements, write, info, save, exit)",
+                               where, command));
+}
+
+}  // namespace
+
+int run_shell(CubeApi& api, std::istream& in, std::ostream& out) {
+  int failures = 0;
+  std::string line;
+  for (size_t number = 1; std::getline(in, line); ++number) {
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    const size_t start = line.find_first_not_of(" \t");
+    if (start == std::string::npos || line[start] == '#') continue;
+    const size_t space = line.find_first_of(" \t", start);
+    const std::string command = line.substr(start, space == std::string::npos ? std::string::npos : space - start);
+    std::string arg = space == std::string::npos ? "" : line.substr(line.find_first_not_of(" \t", space) == std::string::npos
+                                                                        ? line.size()
+                                                                        : line.find_first_not_of(" \t", space));
+    if (command == "exit" || command == "quit") break;
+    json reply;
+    try {
+      reply = answer(api, command, arg, number);
+    } catch (const ApiError& e) {
+      reply = json{{"error", e.code()}, {"detail", e.what()}};
+    } catch (const InputError& e) {
+      reply = json{{"error", "bad_request"}, {"detail", e.what()}};
+    } catch (const std::exception& e) {
+      reply = json{{"error", "internal"}, {"detail", e.what()}};
+    }
+    failures += reply.contains("error");
+    out << reply.dump(-1, ' ', false, json::error_handler_t::replace) << '\n' << std::flush;
+  }
+  return failures;
+}
+
+}  // namespace gpuolap::server

@@ -1,0 +1,125 @@
+#pragma once
+// A server on a loopback port of its own (port 0: the kernel picks a free
+// one), over a small hand-checkable cube in a temporary store, and an HTTP
+// client for it.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <thread>
+
+#include "cube_api.hpp"
+#include "gpuolap/cube_store.hpp"
+#include "gpuolap/durable_cube.hpp"
+#include "http_api.hpp"
+
+namespace gpuolap::server::testing {
+
+// Product: All = a + 2 b; Pair = a + c; Diff = a - c. Year: Y = 2024 + 2025.
+inline const char* kShopSchema = R"({"name": "Shop", "dimensions": [
+  {"name": "Product", "elements": [
+     {"name": "All", "children": [{"name": "a"}, {"name": "b", "weight": 2}]},
+     {"name": "Pair", "children": [{"name": "a"}, {"name": "c"}]},
+     {"name": "a"}, {"name": "b"}, {"name": "c"},
+     {"name": "Diff", "children": [{"name": "a"}, {"name": "c", "weight": -1}]}]},
+  {"name": "Year", "elements": [{"name": "Y", "children": [{"name": "2024"}, {"name": "2025"}]},
+                                {"name": "2024"}, {"name": "2025"}]}],
+  "measures": ["Sales", "Units"]})";
+
+// (a,2024) 10 / 1 unit, (b,2024) 20, (a,2025) 30, (c,2025) 5.
+inline void write_shop_store(const std::filesystem::path& dir) {
+  const Schema s = parse_schema_json(kShopSchema, "shop schema");
+  auto key = [&](uint32_t p, uint32_t y) {
+    const uint32_t ids[] = {p, y};
+    return s.codec().encode(ids);
+  };
+  std::vector<std::pair<uint64_t, std::pair<double, double>>> cells{
+      {key(0, 0), {10, 1}}, {key(1, 0), {20, kNoValue}}, {key(0, 1), {30, kNoValue}}, {key(2, 1), {5, kNoValue}}};
+  std::sort(cells.begin(), cells.end());
+  std::vector<uint64_t> keys;
+  std::vector<std::vector<double>> values(2);
+  for (const auto& [k, v] : cells) {
+    keys.push_back(k);
+    values[0].push_back(v.first);
+    values[1].push_back(v.second);
+  }
+  save_store(dir, s, FactTable(s.codec(), keys, values));
+}
+
+class ServerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("gpuolap_server_test_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    write_shop_store(dir_);
+  }
+  void TearDown() override {
+    stop();
+    std::filesystem::remove_all(dir_);
+  }
+
+  void start(Limits limits = {}, const std::string& token = "", uint64_t checkpoint_bytes = uint64_t{1} << 30) {
+    service_ = std::make_unique<CubeService>(std::make_unique<DurableCube>(dir_), "cpu-serial", checkpoint_bytes);
+    api_ = std::make_unique<CubeApi>(*service_, limits);
+    HttpOptions options;
+    options.port = 0;
+    options.token = token;
+    options.threads = 16;
+    http_ = std::make_unique<HttpApi>(*api_, options);
+    port_ = http_->bind();
+    thread_ = std::thread([this] { http_->serve(); });
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", port_);
+    client_->set_read_timeout(60, 0);
+  }
+  void stop() {
+    if (!http_) return;
+    http_->stop();
+    thread_.join();
+    client_.reset();
+    http_.reset();
+    api_.reset();
+    service_.reset();
+  }
+
+  struct Reply {
+    int status = 0;
+    nlohmann::json body;
+    std::string text;
+  };
+  static Reply reply(const httplib::Result& r) {
+    Reply out;
+    if (!r) return out;
+    out.status = r->status;
+    out.text = r->body;
+    out.body = nlohmann::json::parse(r->body, nullptr, false);
+    return out;
+  }
+  Reply get(const std::string& path) { return reply(client_->Get(path)); }
+  Reply post(const std::string& path, const nlohmann::json& body, const httplib::Headers& headers = {}) {
+    return reply(client_->Post(path, headers, body.dump(), "application/json"));
+  }
+  Reply post_text(const std::string& path, const std::string& body, const httplib::Headers& headers = {}) {
+    return reply(client_->Post(path, headers, body, "application/json"));
+  }
+  // The value of one cell (null when empty).
+  nlohmann::json value(const std::string& path, const std::string& measure = "Sales") {
+    const Reply r = get("/cell/value?path=" + httplib::detail::encode_query_param(path) + "&measure=" + measure);
+    EXPECT_EQ(r.status, 200) << r.text;
+    return r.body["value"];
+  }
+
+  std::filesystem::path dir_;
+  std::unique_ptr<CubeService> service_;
+  std::unique_ptr<CubeApi> api_;
+  std::unique_ptr<HttpApi> http_;
+  std::thread thread_;
+  int port_ = 0;
+  std::unique_ptr<httplib::Client> client_;
+};
+
+}  // namespace gpuolap::server::testing
