@@ -3,6 +3,8 @@
 // leaves; consolidated elements have weighted children, which may be
 // consolidated themselves and may be shared (a DAG, never a cycle).
 #include <cstdint>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -60,10 +62,14 @@ class Dimension {
 
   // The weight of every base element under `e` whose weight is non-zero:
   // 1 for e itself if base, else the sum over children c of
-  // weight(e,c) * weight of b under c. Sorted by base id.
-  std::vector<std::pair<BaseId, double>> base_weights(ElementId e) const;
+  // weight(e,c) * weight of b under c. Sorted by base id. Computed once per
+  // element and kept (a dimension never changes after build; every area
+  // query asks again for the same totals), safe to call from many threads.
+  const std::vector<std::pair<BaseId, double>>& base_weights(ElementId e) const;
 
  private:
+  Dimension() = default;  // only build() makes dimensions (it sets up the cache)
+
   std::string name_;
   std::vector<Element> elements_;
   struct NameHash {
@@ -76,6 +82,15 @@ class Dimension {
   std::vector<std::vector<ElementId>> parents_;
   std::vector<uint32_t> topological_rank_;  // position in an order with every parent before its children
   int depth_ = 1;
+
+  std::vector<std::pair<BaseId, double>> compute_base_weights(ElementId e) const;
+  // base_weights' results; copies of a dimension share them.
+  struct BaseWeightsCache {
+    explicit BaseWeightsCache(size_t n) : once(new std::once_flag[n]), weights(n) {}
+    std::unique_ptr<std::once_flag[]> once;
+    std::vector<std::vector<std::pair<BaseId, double>>> weights;
+  };
+  std::shared_ptr<BaseWeightsCache> base_weights_cache_;
 };
 
 }  // namespace gpuolap

@@ -12,11 +12,11 @@ namespace {
 
 DimensionMap build_dimension_map(const Dimension& dim, const std::vector<ElementId>& list) {
   // Count, then fill: entries of a base are in list order.
-  std::vector<std::vector<std::pair<BaseId, double>>> weights;
+  std::vector<const std::vector<std::pair<BaseId, double>>*> weights;
   weights.reserve(list.size());
   for (ElementId e : list) {
-    weights.push_back(dim.base_weights(e));
-    for (const auto& [b, w] : weights.back())
+    weights.push_back(&dim.base_weights(e));
+    for (const auto& [b, w] : *weights.back())
       if (!std::isfinite(w))
         throw InputError(fmt::format("dimension '{}': the weight of '{}' under '{}' overflows to {}", dim.name(),
                                      dim.element(dim.base_element(b)).name, dim.element(e).name, w));
@@ -24,14 +24,14 @@ DimensionMap build_dimension_map(const Dimension& dim, const std::vector<Element
 
   DimensionMap map;
   map.offsets.assign(dim.base_count() + 1, 0);
-  for (const auto& w : weights)
-    for (const auto& [b, _] : w) ++map.offsets[b + 1];
+  for (const auto* w : weights)
+    for (const auto& [b, _] : *w) ++map.offsets[b + 1];
   for (size_t b = 0; b < dim.base_count(); ++b) map.offsets[b + 1] += map.offsets[b];
   map.positions.resize(map.offsets.back());
   map.weights.resize(map.offsets.back());
   std::vector<uint32_t> fill(map.offsets.begin(), map.offsets.end() - 1);
   for (uint32_t pos = 0; pos < weights.size(); ++pos) {
-    for (const auto& [b, w] : weights[pos]) {
+    for (const auto& [b, w] : *weights[pos]) {
       map.positions[fill[b]] = pos;
       map.weights[fill[b]] = w;
       ++fill[b];

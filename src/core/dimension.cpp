@@ -114,6 +114,7 @@ Dimension Dimension::build(std::string name, const std::vector<ElementSpec>& spe
       levels[*it] = std::max(levels[*it], levels[c.element] + 1);
   }
   dim.depth_ = *std::max_element(levels.begin(), levels.end());
+  dim.base_weights_cache_ = std::make_shared<BaseWeightsCache>(dim.elements_.size());
   return dim;
 }
 
@@ -129,7 +130,13 @@ int Dimension::key_bits() const {
   return bits;
 }
 
-std::vector<std::pair<BaseId, double>> Dimension::base_weights(ElementId e) const {
+const std::vector<std::pair<BaseId, double>>& Dimension::base_weights(ElementId e) const {
+  BaseWeightsCache& cache = *base_weights_cache_;
+  std::call_once(cache.once[e], [&] { cache.weights[e] = compute_base_weights(e); });
+  return cache.weights[e];
+}
+
+std::vector<std::pair<BaseId, double>> Dimension::compute_base_weights(ElementId e) const {
   if (elements_[e].is_base()) return {{base_ids_[e], 1.0}};
 
   // Collect the descendants of e, then push weights down in topological

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "gpuolap/error.hpp"
 #include "support/input_error.hpp"
 #include "gpuolap/schema.hpp"
@@ -37,6 +39,24 @@ TEST(Dimension, SumsWeightsOverEveryPathOfADag) {
   EXPECT_EQ(w[0], (std::pair<BaseId, double>{0, 2 * 0.5 + 1 - 1}));
   EXPECT_EQ(w[1], (std::pair<BaseId, double>{1, -3}));
   EXPECT_EQ(d.depth(), 3);
+}
+
+TEST(Dimension, BaseWeightsAreComputedOnceAndSharedByThreadsAndCopies) {
+  std::vector<ElementSpec> specs{cons("All", {})};
+  for (int i = 0; i < 200; ++i) {
+    specs.push_back(base("b" + std::to_string(i)));
+    specs[0].children.emplace_back("b" + std::to_string(i), 0.5 * (i % 3));
+  }
+  const Dimension d = Dimension::build("D", specs, "test");
+  const ElementId all = *d.find("All");
+  std::vector<const std::vector<std::pair<BaseId, double>>*> seen(8);
+  std::vector<std::thread> threads;
+  for (size_t t = 0; t < seen.size(); ++t) threads.emplace_back([&, t] { seen[t] = &d.base_weights(all); });
+  for (auto& t : threads) t.join();
+  for (const auto* s : seen) EXPECT_EQ(s, seen[0]);
+  EXPECT_EQ(seen[0]->size(), 133u);  // every third base has weight 0
+  const Dimension copy = d;
+  EXPECT_EQ(&copy.base_weights(all), seen[0]);
 }
 
 TEST(Dimension, LeavesOutBasesWhoseWeightIsZero) {
