@@ -14,7 +14,7 @@
 //          merged into its lowest lane.
 //   run    (past the thesis; lean maps only, lean_run_kernel.cuh): each
 //          thread first merges its successive facts of equal target in
-//          registers, and the warp merges finished runs with match.
+//          registers, and the warp merges the runs that end together with lane0.
 #include <cuda_runtime.h>
 
 #include "accumulate.cuh"
