@@ -1,13 +1,18 @@
 // The gpu engine's pipeline (thesis §4.2), each stage timed with CUDA events:
-//   upload    facts to the device, once per fact table and measure
-//   map       the aggregation map to constant or global memory
+//   upload    facts to the device once, then only the cells written since
+//             (device_cube.cuh)
+//   map       the aggregation map (or, two-phase, the class map) to constant,
+//             global or — packed for thread runs — shared memory
 //   prefilter skip pages without relevant cells, compact the relevant cells
 //             (CUB select) — or, fused, let the kernel skip them itself
 //   table     allocate and clear the target store
 //   aggregate the source-based kernel with the chosen store and pre-aggregation
+//   expand    two-phase: class tuples to their targets, a thread per pair
 //   compact   merge each target's copies into one cell (CUB sort + reduce-by-key
 //             for the hash store, a reduction over copies for dense stores)
 //   copy back targets and values to the host
+// An area whose store would not fit runs table..copy back once per window of
+// target numbers; repeated stages' times are summed.
 #include <cub/cub.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
