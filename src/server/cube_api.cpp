@@ -340,7 +340,16 @@ json CubeApi::export_cells(const json& request) const {
     scanned = i;
     total = keys.size();
   } else {
-    // The non-empty cells of the area, aggregated, in area order.
+    // The non-empty cells of the area, aggregated, in area order. A page
+    // resumes after a path, so a path must name one cell of the area.
+    for (size_t d = 0; d < q.area.size(); ++d) {
+      std::vector<ElementId> sorted = q.area[d];
+      std::sort(sorted.begin(), sorted.end());
+      if (const auto twice = std::adjacent_find(sorted.begin(), sorted.end()); twice != sorted.end())
+        throw InputError(fmt::format("{}: area: dimension '{}' lists '{}' twice; an aggregated export resumes after a "
+                                     "path, which must name one cell",
+                                     where, schema.dimension(d).name(), schema.dimension(d).element(*twice).name));
+    }
     check_area_size(q, limits_.max_cells);
     const AggregationMap map(schema, q);
     const AreaResult r = service_.run(*facts, map, q);
