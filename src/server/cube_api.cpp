@@ -288,6 +288,7 @@ json CubeApi::area(const json& request) const {
 json CubeApi::export_cells(const json& request) const {
   const std::string where = "cell/export";
   const Schema& schema = service_.schema();
+  if (!request.is_object()) throw InputError(where + ": the request must be a JSON object");
   json area_part = request;
   // The whole cube unless an area is given.
   if (!area_part.contains("area")) {
