@@ -104,6 +104,8 @@ HttpApi::HttpApi(CubeApi& api, HttpOptions options)
             throw ApiError(403, "forbidden", "the bearer token is wrong");
         }
         const bool csv = wants_csv(req);
+        // Refused before the operation runs: a write must not be applied under an error answer.
+        if (csv && csv_value_column.empty()) throw InputError(req.path + ": this answer has no CSV form");
         const json answer = op(request_fields(req));
         if (csv && !csv_value_column.empty()) {
           res.status = 200;
@@ -121,8 +123,6 @@ HttpApi::HttpApi(CubeApi& api, HttpOptions options)
                                                             answer["progress"]["total"].get<uint64_t>()));
             if (!answer["next"].is_null()) res.set_header("X-Export-Next", answer["next"].dump());
           }
-        } else if (csv) {
-          throw InputError(req.path + ": this answer has no CSV form");
         } else {
           send_json(res, 200, answer);
         }

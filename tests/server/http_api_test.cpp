@@ -289,6 +289,20 @@ TEST_F(HttpApiTest, ReplaceBulkIsAllOrNothing) {
   EXPECT_EQ(post("/cell/replace_bulk", json::parse(R"({"cells": []})")).status, 400);
 }
 
+// A request for an answer that has no CSV form is refused before it is
+// carried out: a write must not be applied under an error answer, which a
+// client would retry.
+TEST_F(HttpApiTest, AWriteAskedForAsCsvIsRefusedAndNotApplied) {
+  start();
+  Reply r = post("/cell/replace?format=csv", {{"path", "a,2024"}, {"value", 5}, {"mode", "add"}});
+  EXPECT_EQ(r.status, 400) << r.text;
+  EXPECT_NE(r.text.find("no CSV form"), std::string::npos) << r.text;
+  r = post("/cell/replace_bulk", {{"cells", {{{"path", "a,2024"}, {"value", 5}, {"mode", "add"}}}}}, {{"Accept", "text/csv"}});
+  EXPECT_EQ(r.status, 400) << r.text;
+  EXPECT_EQ(value("a,2024"), 10.0);
+  EXPECT_EQ(service_->stats().writes, 0u);
+}
+
 TEST_F(HttpApiTest, WritesNeedTheBearerTokenWhenOneIsSet) {
   start({}, "s3cret");
   Reply r = post("/cell/replace", {{"path", "b,2025"}, {"value", 7}});
