@@ -452,10 +452,16 @@ json CubeApi::replace_bulk(const json& request) const {
     LogRecord record;
     Overlay mine;
     const CellReader layered = reader.layered(mine);
+    uint64_t cells = 0;
     for (size_t i = 0; i < assignments.size(); ++i) {
       LogRecord one;
       try {
         resolve_assignment(schema, layered, assignments[i], max_cells, one);
+        // The limit bounds the whole write, whose record must fit in memory and in the log.
+        for (const WriteBatch& b : one.batches) cells += b.size();
+        if (cells > max_cells)
+          throw ApiError(413, "too_many_cells",
+                         fmt::format("the write would write {} or more base cells; the limit is {}", cells, max_cells));
         lay_over(mine, layered, one, schema.measures().size());
       } catch (const ApiError& e) {
         throw ApiError(e.status(), e.code(), fmt::format("{}: cell {}: {}", where, i + 1, e.what()));
