@@ -154,7 +154,7 @@ HttpApi::HttpApi(CubeApi& api, HttpOptions options)
                                                 "/cell/values", "/cell/area", "/cell/export", "/cell/replace",
                                                 "/cell/replace_bulk", "/cube/save"};
   // Called for every status >= 400: fills in only what httplib itself refused.
-  http_->set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+  http_->set_error_handler([limit = api_.limits().max_body_bytes](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
     if (res.status == 404 && kEndpoints.count(req.path))
       send_error(res, 405, "method_not_allowed", fmt::format("{} does not take {}", req.path, req.method));
@@ -162,7 +162,9 @@ HttpApi::HttpApi(CubeApi& api, HttpOptions options)
       send_error(res, 404, "not_found", fmt::format("no endpoint {}", req.path));
     else if (res.status == 413)
       send_error(res, 413, "body_too_large",
-                 fmt::format("the request body is larger than the limit"));
+                 req.has_header("Content-Length")
+                     ? fmt::format("the request body has {} bytes; the limit is {}", req.get_header_value("Content-Length"), limit)
+                     : fmt::format("the request body is larger than the limit of {} bytes", limit));
     else if (res.status == 400 && res.body.empty())
       send_error(res, 400, "bad_request", "malformed HTTP request (a POST needs a Content-Length, even of 0)");
     else

@@ -335,7 +335,10 @@ TEST_F(HttpApiTest, MalformedRequestsGetJsonErrorsAndTheServerCarriesOn) {
   EXPECT_EQ(r.status, 400);
   EXPECT_NE(r.body["detail"].get<std::string>().find("appears twice"), std::string::npos) << r.text;
   EXPECT_EQ(post_text("/cell/replace", "[1, 2]").status, 400);
-  EXPECT_EQ(post_text("/cell/area", std::string(3000, ' ')).status, 413);
+  r = post_text("/cell/area", std::string(3000, ' '));
+  EXPECT_EQ(r.status, 413);
+  EXPECT_EQ(r.body["error"], "body_too_large");
+  EXPECT_NE(r.text.find("3000 bytes; the limit is 1000"), std::string::npos) << r.text;
   EXPECT_EQ(get("/cube/info?format=xml").status, 400);
   EXPECT_EQ(get("/cube/info?format=csv").status, 400);  // no CSV form
   EXPECT_EQ(get("/cell/value?path=%ff%fe,2024").status, 400);
