@@ -156,9 +156,18 @@ TEST_F(WriteAheadLogTest, ALogOlderThanTheSnapshotIsNotAppliedAgain) {
   const Schema s = parse_schema_json(kSchema, "schema");
   const std::map<uint64_t, double> want{{key(s, 0, 0), 1}, {key(s, 0, 1), 1}, {key(s, 1, 1), 2}, {key(s, 2, 1), 3}};
   EXPECT_EQ(sales(load_cube_with_log(dir_).facts), want);
+  {
+    DurableCube cube(dir_);
+    EXPECT_EQ(cube.recovery().records_replayed, 0u);
+    EXPECT_NE(cube.recovery().problem.find("predates the snapshot"), std::string::npos);
+    EXPECT_EQ(sales(cube.store().table()), want);
+  }
+  // Stale with a torn tail too: still reported as stale, not as records replayed.
+  set_log_bytes(old_log + "torn");
   DurableCube cube(dir_);
   EXPECT_EQ(cube.recovery().records_replayed, 0u);
-  EXPECT_NE(cube.recovery().problem.find("predates the snapshot"), std::string::npos);
+  EXPECT_NE(cube.recovery().problem.find("predates the snapshot"), std::string::npos) << cube.recovery().problem;
+  EXPECT_EQ(cube.recovery().problem.find("records replayed"), std::string::npos) << cube.recovery().problem;
   EXPECT_EQ(sales(cube.store().table()), want);
 }
 
