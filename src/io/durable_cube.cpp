@@ -66,6 +66,11 @@ DurableCube::DurableCube(const fs::path& dir, const ProgressFn& progress, const 
       snapshot_checksum_(store_checksum(dir)),
       snapshot_(load_store(dir, progress)),
       store_(snapshot_.schema.codec(), std::move(snapshot_.facts)) {
+  // A checkpoint cut short leaves its temporary files; under the lock no one else is writing them.
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("cube.gpuolap.tmp-", 0) == 0 || name == "cube.wal.tmp") fs::remove(entry.path());
+  }
   const fs::path path = log_file(dir);
   LogContents log = read_log(path, snapshot_.schema);
   recovery_.problem = describe(log, snapshot_checksum_);

@@ -171,6 +171,16 @@ TEST_F(WriteAheadLogTest, ALogOlderThanTheSnapshotIsNotAppliedAgain) {
   EXPECT_EQ(sales(cube.store().table()), want);
 }
 
+TEST_F(WriteAheadLogTest, TemporaryFilesOfACheckpointCutShortAreRemovedOnOpening) {
+  std::ofstream(dir_ / "cube.gpuolap.tmp-Ab12Cd") << "half a snapshot";
+  std::ofstream(dir_ / "cube.wal.tmp") << "half a log header";
+  std::ofstream(dir_ / "notes.txt") << "a person's file";
+  DurableCube cube(dir_);
+  EXPECT_FALSE(fs::exists(dir_ / "cube.gpuolap.tmp-Ab12Cd"));
+  EXPECT_FALSE(fs::exists(dir_ / "cube.wal.tmp"));
+  EXPECT_TRUE(fs::exists(dir_ / "notes.txt"));
+}
+
 TEST_F(WriteAheadLogTest, BatchesOfEveryModeReplayAsTheyWereApplied) {
   std::map<uint64_t, double> live;
   {
