@@ -424,6 +424,23 @@ TEST_F(HttpApiTest, SaveWritesASnapshotAndEmptiesTheLog) {
   EXPECT_EQ(value("b,2025"), 7.0);
 }
 
+// cube/info's log.last_sequence is that of the log as it is: after a
+// restart the replayed records', after a checkpoint 0 (the new log is empty).
+TEST_F(HttpApiTest, CubeInfoGivesTheLastSequenceOfTheCurrentLog) {
+  start();
+  ASSERT_EQ(post("/cell/replace", {{"path", "b,2025"}, {"value", 1}}).status, 200);
+  ASSERT_EQ(post("/cell/replace", {{"path", "b,2025"}, {"value", 2}}).status, 200);
+  EXPECT_EQ(get("/cube/info").body["log"]["last_sequence"], 2);
+  stop();
+  start();
+  EXPECT_EQ(get("/cube/info").body["log"]["last_sequence"], 2);
+  EXPECT_EQ(post("/cell/replace", {{"path", "b,2025"}, {"value", 3}}).body["sequence"], 3);
+  ASSERT_EQ(post("/cube/save", json::object()).status, 200);
+  EXPECT_EQ(get("/cube/info").body["log"]["last_sequence"], 0);
+  EXPECT_EQ(post("/cell/replace", {{"path", "b,2025"}, {"value", 4}}).body["sequence"], 1);
+  EXPECT_EQ(get("/cube/info").body["log"]["last_sequence"], 1);
+}
+
 TEST_F(HttpApiTest, ALogPastTheThresholdBecomesASnapshot) {
   start({}, "", 1000);  // checkpoint once the log passes 1000 bytes
   for (int i = 0; i < 30; ++i) ASSERT_EQ(post("/cell/replace", {{"path", "b,2025"}, {"value", 1}, {"mode", "add"}}).status, 200);
