@@ -22,6 +22,10 @@ using nlohmann::json;
 
 namespace {
 
+// A client's value quoted in an error: query parameters may hold bytes that
+// are not UTF-8, which a plain dump() throws on.
+std::string quoted(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
+
 void check_fields(const json& request, std::initializer_list<const char*> known, const std::string& where) {
   if (!request.is_object()) throw InputError(fmt::format("{}: the request must be a JSON object", where));
   for (const auto& [key, _] : request.items())
@@ -53,7 +57,7 @@ uint64_t count_field(const json& request, const char* key, uint64_t fallback, co
     const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (ec == std::errc() && end == s.data() + s.size() && !s.empty()) return v;
   }
-  throw InputError(fmt::format("{}: \"{}\" must be a whole number, not {}", where, key, it->dump()));
+  throw InputError(fmt::format("{}: \"{}\" must be a whole number, not {}", where, key, quoted(*it)));
 }
 
 bool bool_field(const json& request, const char* key, bool fallback, const std::string& where) {
@@ -62,7 +66,7 @@ bool bool_field(const json& request, const char* key, bool fallback, const std::
   if (it->is_boolean()) return it->get<bool>();
   if (*it == "true" || *it == "1") return true;
   if (*it == "false" || *it == "0") return false;
-  throw InputError(fmt::format("{}: \"{}\" must be true or false, not {}", where, key, it->dump()));
+  throw InputError(fmt::format("{}: \"{}\" must be true or false, not {}", where, key, quoted(*it)));
 }
 
 WriteMode parse_mode(const std::string& name, const std::string& where) {
@@ -407,7 +411,7 @@ CellAssignment parse_assignment(const Schema& schema, const json& cell, const js
   }
   const json& v = required(cell, "value", where);
   if (v.is_null() && a.mode == WriteMode::set) return a;  // clears the measure of a base cell
-  if (!v.is_number()) throw InputError(fmt::format("{}: \"value\" must be a number, not {}", where, v.dump()));
+  if (!v.is_number()) throw InputError(fmt::format("{}: \"value\" must be a number, not {}", where, quoted(v)));
   a.value = v.get<double>();
   if (!std::isfinite(a.value)) throw InputError(where + ": \"value\" must be finite");
   return a;

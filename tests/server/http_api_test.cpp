@@ -342,6 +342,12 @@ TEST_F(HttpApiTest, MalformedRequestsGetJsonErrorsAndTheServerCarriesOn) {
   EXPECT_EQ(get("/cube/info?format=xml").status, 400);
   EXPECT_EQ(get("/cube/info?format=csv").status, 400);  // no CSV form
   EXPECT_EQ(get("/cell/value?path=%ff%fe,2024").status, 400);
+  // Bytes that are not UTF-8 in a parameter quoted back in the error: still a 400.
+  EXPECT_EQ(get("/cell/export?blocksize=%ff").status, 400);
+  EXPECT_EQ(get("/cell/export?base_only=%ff").status, 400);
+  r = reply(client_->Post("/cell/replace?path=a,2024&value=%ff", "", "application/json"));
+  EXPECT_EQ(r.status, 400) << r.text;
+  EXPECT_EQ(r.body["error"], "bad_request") << r.text;
   EXPECT_EQ(value("All,Y"), 80.0);
 }
 
