@@ -409,6 +409,17 @@ TEST_F(HttpApiTest, RandomRequestsGetAnAnswerNeverAFailure) {
       EXPECT_TRUE(answer.contains("error") && answer.contains("detail")) << r->body;
     }
   }
+  // Every field of every endpoint as a query parameter holding bytes that are not UTF-8.
+  for (const std::string& endpoint : endpoints) {
+    for (const std::string& key : keys) {
+      const std::string query = endpoint + "?" + key + "=%ff%fe%80" + (key == "path" ? "" : "&path=a,2024");
+      for (const auto& r : {client_->Get(query), client_->Post(query, "", "application/json")}) {
+        ASSERT_TRUE(r) << query;
+        ++statuses[r->status];
+        ASSERT_LT(r->status, 500) << query << "\n" << r->body;
+      }
+    }
+  }
   EXPECT_GT(statuses[200], 0);
   EXPECT_GT(statuses[400], 0);
   EXPECT_EQ(get("/server/info").status, 200);
