@@ -191,6 +191,9 @@ TEST_F(WriteAheadLogTest, BatchesOfEveryModeReplayAsTheyWereApplied) {
     r.batches.push_back(WriteBatch{WriteMode::set, {key(s, 0, 0), key(s, 1, 0)}, {{10, 20}, {1, kNoValue}}, {true, true}});
     r.batches.push_back(WriteBatch{WriteMode::add, {key(s, 0, 0), key(s, 0, 0)}, {{1, 2}, {}}, {true, false}});
     r.batches.push_back(WriteBatch{WriteMode::remove, {key(s, 1, 0)}, {{}, {}}, {false, false}});
+    // A batch of no rows (a delete splash over empty cells logs one).
+    r.batches.push_back(WriteBatch{WriteMode::remove, {}, {{}, {}}, {false, false}});
+    r.batches.push_back(WriteBatch{WriteMode::set, {}, {{}, {}}, {true, false}});
     WriteBatch big{WriteMode::add, {}, {{}, {}}, {true, false}};
     for (int i = 0; i < 10000; ++i) {
       big.keys.push_back(key(s, static_cast<uint32_t>(i % 3), 1));
