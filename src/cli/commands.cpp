@@ -4,10 +4,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <unordered_map>
 
 #include "gpuolap/aggregation_map.hpp"
 #include "gpuolap/cube_store.hpp"
@@ -114,6 +116,33 @@ int run_query(const QueryOptions& o) {
   return 0;
 }
 
+namespace {
+
+// No cell may hold an infinity (the facts reader refuses them): refuses an
+// add whose running sum overflows a double, naming the row where it does.
+void check_adds_stay_finite(const Schema& schema, const FactTable& table, const FactRows& rows, const std::string& where) {
+  std::unordered_map<uint64_t, std::vector<double>> sums;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    auto [it, fresh] = sums.try_emplace(rows.keys[i]);
+    std::vector<double>& sum = it->second;
+    if (fresh) {
+      sum.assign(rows.present.size(), 0.0);
+      if (const size_t at = table.find(rows.keys[i]); at != table.size())
+        for (size_t m = 0; m < sum.size(); ++m)
+          if (has_value(table.values(m)[at])) sum[m] = table.values(m)[at];
+    }
+    for (size_t m = 0; m < sum.size(); ++m) {
+      if (!rows.present[m] || !has_value(rows.values[m][i])) continue;
+      sum[m] += rows.values[m][i];
+      if (!std::isfinite(sum[m]))
+        throw InputError(fmt::format("{}: line {}: adding {} to {} overflows a double", where, rows.lines[i],
+                                     rows.values[m][i], schema.measures()[m]));
+    }
+  }
+}
+
+}  // namespace
+
 // Rows go to the write-ahead log (synced) and the store's snapshot is
 // rewritten only when the log has grown past kCheckpointLogBytes.
 int run_write(const WriteOptions& o) {
@@ -132,6 +161,7 @@ int run_write(const WriteOptions& o) {
     return read_facts_csv(cube->schema(), o.facts, mode != WriteMode::remove, progress.callback());
   }();
   if (mode == WriteMode::set) check_unique_cells(rows, o.facts);
+  if (mode == WriteMode::add) check_adds_stay_finite(cube->schema(), cube->store().table(), rows, o.facts);
 
   const size_t before = cube->store().table().size();
   LogRecord record;

@@ -119,7 +119,7 @@ int main(int argc, char** argv) {
   sv->add_option("--engine", serve.engine, "Engine: " + engine_list())->capture_default_str();
   sv->add_option("--token-file", serve.token_file, "File holding the bearer token that writes must carry");
   sv->add_option("--threads", serve.threads, "Connections served at once")->capture_default_str()->check(CLI::Range(1, 4096));
-  sv->add_option("--max-cells", serve.max_cells, "Most target cells of an area, base cells of a splash")->capture_default_str();
+  sv->add_option("--max-cells", serve.max_cells, "Most target cells of an area, base-cell writes of one write")->capture_default_str();
   sv->add_option("--max-body-bytes", serve.max_body_bytes, "Largest request body")->capture_default_str();
   sv->add_option("--checkpoint-bytes", serve.checkpoint_bytes, "Write a snapshot when the log grows past this")
       ->capture_default_str();

@@ -25,18 +25,19 @@ void keep_bad_tail(const fs::path& dir, const fs::path& log, uint64_t from) {
   out << in.rdbuf();
 }
 
+bool stale(const LogContents& log, uint64_t snapshot_checksum) {
+  return log.exists && log.valid_bytes > 0 && log.base_checksum != snapshot_checksum;
+}
+
 std::string describe(const LogContents& log, uint64_t snapshot_checksum) {
   if (!log.exists) return "";
-  if (log.problem.empty() && log.base_checksum != snapshot_checksum)
+  // A stale log is not replayed at all, whatever its tail looks like.
+  if (stale(log, snapshot_checksum))
     return fmt::format("the log predates the snapshot (a checkpoint was cut short); its {} records are already in the snapshot",
                        log.records.size());
   if (log.problem.empty()) return "";
   return fmt::format("{}; {} valid records replayed, {} bytes after them ignored", log.problem, log.records.size(),
                      log.file_bytes - log.valid_bytes);
-}
-
-bool stale(const LogContents& log, uint64_t snapshot_checksum) {
-  return log.exists && log.valid_bytes > 0 && log.base_checksum != snapshot_checksum;
 }
 
 }  // namespace
@@ -65,6 +66,11 @@ DurableCube::DurableCube(const fs::path& dir, const ProgressFn& progress, const 
       snapshot_checksum_(store_checksum(dir)),
       snapshot_(load_store(dir, progress)),
       store_(snapshot_.schema.codec(), std::move(snapshot_.facts)) {
+  // A checkpoint cut short leaves its temporary files; under the lock no one else is writing them.
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("cube.gpuolap.tmp-", 0) == 0 || name == "cube.wal.tmp") fs::remove(entry.path());
+  }
   const fs::path path = log_file(dir);
   LogContents log = read_log(path, snapshot_.schema);
   recovery_.problem = describe(log, snapshot_checksum_);

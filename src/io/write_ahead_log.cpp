@@ -91,7 +91,7 @@ std::string decode_payload(const char* data, size_t size, const Schema& schema, 
     const uint64_t n = r.get<uint64_t>();
     if (!r.ok || !r.has(n * 8 * (1 + named)) || n > size) return "a batch runs past its record";
     b.keys.resize(n);
-    std::memcpy(b.keys.data(), r.p, n * 8);
+    if (n > 0) std::memcpy(b.keys.data(), r.p, n * 8);  // an empty vector's data() may be null
     r.p += n * 8;
     for (uint64_t key : b.keys) {
       bool valid = (key & unused_bits) == 0;
@@ -102,7 +102,7 @@ std::string decode_payload(const char* data, size_t size, const Schema& schema, 
     for (uint32_t m = 0; m < measures; ++m) {
       if (!b.present[m]) continue;
       b.values[m].resize(n);
-      std::memcpy(b.values[m].data(), r.p, n * 8);
+      if (n > 0) std::memcpy(b.values[m].data(), r.p, n * 8);
       r.p += n * 8;
     }
     record.batches.push_back(std::move(b));

@@ -22,6 +22,10 @@ using nlohmann::json;
 
 namespace {
 
+// A client's value quoted in an error: query parameters may hold bytes that
+// are not UTF-8, which a plain dump() throws on.
+std::string quoted(const json& value) { return value.dump(-1, ' ', false, json::error_handler_t::replace); }
+
 void check_fields(const json& request, std::initializer_list<const char*> known, const std::string& where) {
   if (!request.is_object()) throw InputError(fmt::format("{}: the request must be a JSON object", where));
   for (const auto& [key, _] : request.items())
@@ -53,7 +57,7 @@ uint64_t count_field(const json& request, const char* key, uint64_t fallback, co
     const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
     if (ec == std::errc() && end == s.data() + s.size() && !s.empty()) return v;
   }
-  throw InputError(fmt::format("{}: \"{}\" must be a whole number, not {}", where, key, it->dump()));
+  throw InputError(fmt::format("{}: \"{}\" must be a whole number, not {}", where, key, quoted(*it)));
 }
 
 bool bool_field(const json& request, const char* key, bool fallback, const std::string& where) {
@@ -62,7 +66,7 @@ bool bool_field(const json& request, const char* key, bool fallback, const std::
   if (it->is_boolean()) return it->get<bool>();
   if (*it == "true" || *it == "1") return true;
   if (*it == "false" || *it == "0") return false;
-  throw InputError(fmt::format("{}: \"{}\" must be true or false, not {}", where, key, it->dump()));
+  throw InputError(fmt::format("{}: \"{}\" must be true or false, not {}", where, key, quoted(*it)));
 }
 
 WriteMode parse_mode(const std::string& name, const std::string& where) {
@@ -288,6 +292,7 @@ json CubeApi::area(const json& request) const {
 json CubeApi::export_cells(const json& request) const {
   const std::string where = "cell/export";
   const Schema& schema = service_.schema();
+  if (!request.is_object()) throw InputError(where + ": the request must be a JSON object");
   json area_part = request;
   // The whole cube unless an area is given.
   if (!area_part.contains("area")) {
@@ -340,7 +345,16 @@ json CubeApi::export_cells(const json& request) const {
     scanned = i;
     total = keys.size();
   } else {
-    // The non-empty cells of the area, aggregated, in area order.
+    // The non-empty cells of the area, aggregated, in area order. A page
+    // resumes after a path, so a path must name one cell of the area.
+    for (size_t d = 0; d < q.area.size(); ++d) {
+      std::vector<ElementId> sorted = q.area[d];
+      std::sort(sorted.begin(), sorted.end());
+      if (const auto twice = std::adjacent_find(sorted.begin(), sorted.end()); twice != sorted.end())
+        throw InputError(fmt::format("{}: area: dimension '{}' lists '{}' twice; an aggregated export resumes after a "
+                                     "path, which must name one cell",
+                                     where, schema.dimension(d).name(), schema.dimension(d).element(*twice).name));
+    }
     check_area_size(q, limits_.max_cells);
     const AggregationMap map(schema, q);
     const AreaResult r = service_.run(*facts, map, q);
@@ -397,7 +411,7 @@ CellAssignment parse_assignment(const Schema& schema, const json& cell, const js
   }
   const json& v = required(cell, "value", where);
   if (v.is_null() && a.mode == WriteMode::set) return a;  // clears the measure of a base cell
-  if (!v.is_number()) throw InputError(fmt::format("{}: \"value\" must be a number, not {}", where, v.dump()));
+  if (!v.is_number()) throw InputError(fmt::format("{}: \"value\" must be a number, not {}", where, quoted(v)));
   a.value = v.get<double>();
   if (!std::isfinite(a.value)) throw InputError(where + ": \"value\" must be finite");
   return a;
@@ -442,10 +456,16 @@ json CubeApi::replace_bulk(const json& request) const {
     LogRecord record;
     Overlay mine;
     const CellReader layered = reader.layered(mine);
+    uint64_t cells = 0;
     for (size_t i = 0; i < assignments.size(); ++i) {
       LogRecord one;
       try {
         resolve_assignment(schema, layered, assignments[i], max_cells, one);
+        // The limit bounds the whole write, whose record must fit in memory and in the log.
+        for (const WriteBatch& b : one.batches) cells += b.size();
+        if (cells > max_cells)
+          throw ApiError(413, "too_many_cells",
+                         fmt::format("the write would write {} or more base cells; the limit is {}", cells, max_cells));
         lay_over(mine, layered, one, schema.measures().size());
       } catch (const ApiError& e) {
         throw ApiError(e.status(), e.code(), fmt::format("{}: cell {}: {}", where, i + 1, e.what()));

@@ -10,7 +10,7 @@
 namespace gpuolap::server {
 
 struct Limits {
-  uint64_t max_cells = 1000000;         // target cells of an area, base cells of a splash
+  uint64_t max_cells = 1000000;         // target cells of an area, base-cell writes of one write
   size_t max_paths = 100000;            // paths of one cell/values
   size_t max_blocksize = 100000;        // cells of one export page
   size_t max_body_bytes = size_t{64} << 20;  // of a request body (HTTP)

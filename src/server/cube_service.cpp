@@ -78,6 +78,7 @@ CubeService::CubeService(std::unique_ptr<DurableCube> cube, std::string engine, 
   EngineChoice choice = make_engine(engine_name_, snapshot_->size());
   if (choice.engine->name().rfind("gpu", 0) == 0) shared_engine_ = std::move(choice.engine);
   stats_.log_bytes = cube_->log_bytes();
+  stats_.last_sequence = cube_->recovery().records_replayed;  // numbered 1, 2, ... in the log
   committer_ = std::thread([this] { commit_loop(); });
 }
 
@@ -207,6 +208,7 @@ void CubeService::commit_group(std::vector<Request>& group) {
       std::lock_guard lock(snapshot_mutex_);
       ++stats_.checkpoints;
       stats_.log_bytes = cube_->log_bytes();
+      stats_.last_sequence = 0;  // the new log is empty
     } catch (...) {
       for (size_t i = 0; i < group.size(); ++i)
         if (!group[i].resolve) errors[i] = std::current_exception();

@@ -60,7 +60,8 @@ struct WriteOutcome {
 };
 
 struct ServiceStats {
-  uint64_t writes = 0, groups = 0, checkpoints = 0, last_sequence = 0, log_bytes = 0;
+  uint64_t writes = 0, groups = 0, checkpoints = 0, log_bytes = 0;
+  uint64_t last_sequence = 0;  // of the current log's last record; 0 when it is empty
 };
 
 class CubeService {

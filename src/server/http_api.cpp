@@ -104,6 +104,8 @@ HttpApi::HttpApi(CubeApi& api, HttpOptions options)
             throw ApiError(403, "forbidden", "the bearer token is wrong");
         }
         const bool csv = wants_csv(req);
+        // Refused before the operation runs: a write must not be applied under an error answer.
+        if (csv && csv_value_column.empty()) throw InputError(req.path + ": this answer has no CSV form");
         const json answer = op(request_fields(req));
         if (csv && !csv_value_column.empty()) {
           res.status = 200;
@@ -121,8 +123,6 @@ HttpApi::HttpApi(CubeApi& api, HttpOptions options)
                                                             answer["progress"]["total"].get<uint64_t>()));
             if (!answer["next"].is_null()) res.set_header("X-Export-Next", answer["next"].dump());
           }
-        } else if (csv) {
-          throw InputError(req.path + ": this answer has no CSV form");
         } else {
           send_json(res, 200, answer);
         }
@@ -154,7 +154,7 @@ HttpApi::HttpApi(CubeApi& api, HttpOptions options)
                                                 "/cell/values", "/cell/area", "/cell/export", "/cell/replace",
                                                 "/cell/replace_bulk", "/cube/save"};
   // Called for every status >= 400: fills in only what httplib itself refused.
-  http_->set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+  http_->set_error_handler([limit = api_.limits().max_body_bytes](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return;
     if (res.status == 404 && kEndpoints.count(req.path))
       send_error(res, 405, "method_not_allowed", fmt::format("{} does not take {}", req.path, req.method));
@@ -162,7 +162,9 @@ HttpApi::HttpApi(CubeApi& api, HttpOptions options)
       send_error(res, 404, "not_found", fmt::format("no endpoint {}", req.path));
     else if (res.status == 413)
       send_error(res, 413, "body_too_large",
-                 fmt::format("the request body is larger than the limit"));
+                 req.has_header("Content-Length")
+                     ? fmt::format("the request body has {} bytes; the limit is {}", req.get_header_value("Content-Length"), limit)
+                     : fmt::format("the request body is larger than the limit of {} bytes", limit));
     else if (res.status == 400 && res.body.empty())
       send_error(res, 400, "bad_request", "malformed HTTP request (a POST needs a Content-Length, even of 0)");
     else

@@ -56,6 +56,15 @@ void for_each_base_cell(const Schema& schema, const std::vector<std::vector<std:
   }
 }
 
+// No cell may hold an infinity (the facts CSV refuses them too): refuses an
+// add that would overflow the cell's value.
+void check_add(const Schema& schema, const CellReader& reader, uint64_t key, size_t measure, double value) {
+  const auto cell = reader.cell(key);
+  const double current = cell && has_value((*cell)[measure]) ? (*cell)[measure] : 0.0;
+  if (!std::isfinite(current + value))
+    throw InputError(fmt::format("cell {}: adding {} to {} overflows a double", key_names(schema, key).dump(), value, current));
+}
+
 }  // namespace
 
 Splash parse_splash(const std::string& name, const std::string& where) {
@@ -72,6 +81,7 @@ void resolve_assignment(const Schema& schema, const CellReader& reader, const Ce
   if (a.path.base) {
     WriteBatch b = one_measure_batch(a.mode, measures, a.measure);
     b.keys.push_back(a.path.key);
+    if (a.mode == WriteMode::add) check_add(schema, reader, a.path.key, a.measure, a.value);
     if (a.mode != WriteMode::remove) b.values[a.measure].push_back(a.value);
     record.batches.push_back(std::move(b));
     return;
@@ -119,6 +129,7 @@ void resolve_assignment(const Schema& schema, const CellReader& reader, const Ce
     check_size(cells);
     WriteBatch b = one_measure_batch(a.splash == Splash::add ? WriteMode::add : WriteMode::set, measures, a.measure);
     for_each_base_cell(schema, under, [&](uint64_t key, double) {
+      if (a.splash == Splash::add) check_add(schema, reader, key, a.measure, a.value);
       b.keys.push_back(key);
       b.values[a.measure].push_back(a.value);
     });

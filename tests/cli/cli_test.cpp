@@ -182,7 +182,12 @@ TEST_F(Cli, DamagedStoresAreRefusedAndFailedWritesLeaveTheStoreAlone) {
                      {"w.csv: line 3", "no element '1999'"});
   expect_input_error("write --cube " + path("cube") + " --mode set --facts " + file("w2.csv", "Product,Year,Sales\nb,2025,1\nb,2025,2\n"),
                      {"w2.csv: lines 2 and 3"});
+  // No cell may hold an infinity: adds that overflow a double, alone or together, change nothing.
+  expect_input_error("write --cube " + path("cube") + " --mode add --facts " +
+                         file("w4.csv", "Product,Year,Sales\na,2024,1e308\nb,2024,1\na,2024,1e308\n"),
+                     {"w4.csv: line 4", "overflows"});
   EXPECT_EQ(slurp(store), good);
+  EXPECT_FALSE(fs::exists(path("cube/cube.wal")) && fs::file_size(path("cube/cube.wal")) > 32u);
   EXPECT_EQ(run("write --cube " + path("cube") + " --mode add --facts " + file("w3.csv", "Product,Year,Sales\nb,2025,1\nb,2025,2\n")).status, 0);
   // A write goes to the write-ahead log; the snapshot stays as it was.
   EXPECT_EQ(slurp(store), good);

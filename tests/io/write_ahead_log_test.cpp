@@ -156,10 +156,29 @@ TEST_F(WriteAheadLogTest, ALogOlderThanTheSnapshotIsNotAppliedAgain) {
   const Schema s = parse_schema_json(kSchema, "schema");
   const std::map<uint64_t, double> want{{key(s, 0, 0), 1}, {key(s, 0, 1), 1}, {key(s, 1, 1), 2}, {key(s, 2, 1), 3}};
   EXPECT_EQ(sales(load_cube_with_log(dir_).facts), want);
+  {
+    DurableCube cube(dir_);
+    EXPECT_EQ(cube.recovery().records_replayed, 0u);
+    EXPECT_NE(cube.recovery().problem.find("predates the snapshot"), std::string::npos);
+    EXPECT_EQ(sales(cube.store().table()), want);
+  }
+  // Stale with a torn tail too: still reported as stale, not as records replayed.
+  set_log_bytes(old_log + "torn");
   DurableCube cube(dir_);
   EXPECT_EQ(cube.recovery().records_replayed, 0u);
-  EXPECT_NE(cube.recovery().problem.find("predates the snapshot"), std::string::npos);
+  EXPECT_NE(cube.recovery().problem.find("predates the snapshot"), std::string::npos) << cube.recovery().problem;
+  EXPECT_EQ(cube.recovery().problem.find("records replayed"), std::string::npos) << cube.recovery().problem;
   EXPECT_EQ(sales(cube.store().table()), want);
+}
+
+TEST_F(WriteAheadLogTest, TemporaryFilesOfACheckpointCutShortAreRemovedOnOpening) {
+  std::ofstream(dir_ / "cube.gpuolap.tmp-Ab12Cd") << "half a snapshot";
+  std::ofstream(dir_ / "cube.wal.tmp") << "half a log header";
+  std::ofstream(dir_ / "notes.txt") << "a person's file";
+  DurableCube cube(dir_);
+  EXPECT_FALSE(fs::exists(dir_ / "cube.gpuolap.tmp-Ab12Cd"));
+  EXPECT_FALSE(fs::exists(dir_ / "cube.wal.tmp"));
+  EXPECT_TRUE(fs::exists(dir_ / "notes.txt"));
 }
 
 TEST_F(WriteAheadLogTest, BatchesOfEveryModeReplayAsTheyWereApplied) {
@@ -172,6 +191,9 @@ TEST_F(WriteAheadLogTest, BatchesOfEveryModeReplayAsTheyWereApplied) {
     r.batches.push_back(WriteBatch{WriteMode::set, {key(s, 0, 0), key(s, 1, 0)}, {{10, 20}, {1, kNoValue}}, {true, true}});
     r.batches.push_back(WriteBatch{WriteMode::add, {key(s, 0, 0), key(s, 0, 0)}, {{1, 2}, {}}, {true, false}});
     r.batches.push_back(WriteBatch{WriteMode::remove, {key(s, 1, 0)}, {{}, {}}, {false, false}});
+    // A batch of no rows (a delete splash over empty cells logs one).
+    r.batches.push_back(WriteBatch{WriteMode::remove, {}, {{}, {}}, {false, false}});
+    r.batches.push_back(WriteBatch{WriteMode::set, {}, {{}, {}}, {true, false}});
     WriteBatch big{WriteMode::add, {}, {{}, {}}, {true, false}};
     for (int i = 0; i < 10000; ++i) {
       big.keys.push_back(key(s, static_cast<uint32_t>(i % 3), 1));

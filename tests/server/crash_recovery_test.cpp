@@ -99,7 +99,7 @@ TEST_F(CrashRecoveryTest, KilledServersLoseNoAcknowledgedWriteAndApplyNoneInPart
       break;
     }
     const int kill_after = std::uniform_int_distribution<int>(10, 80)(rng);
-    std::atomic<int> acknowledged{0};
+    std::atomic<int> acknowledged{0}, writing{static_cast<int>(kProducts.size())};
     std::vector<std::vector<double>> acked(kProducts.size());
     std::vector<std::thread> clients;
     for (size_t p = 0; p < kProducts.size(); ++p) {
@@ -107,27 +107,32 @@ TEST_F(CrashRecoveryTest, KilledServersLoseNoAcknowledgedWriteAndApplyNoneInPart
         std::mt19937 values(seed);
         httplib::Client client("127.0.0.1", server.port());
         client.set_read_timeout(60, 0);
-        for (int i = 0; i < 400; ++i) {
+        // Writes until the kill cuts it off, so that the kill always lands in a write load.
+        for (;;) {
           const double v = std::uniform_int_distribution<int>(1, 1000)(values);
           const json body{{"mode", "add"},
                           {"cells", {{{"path", {kProducts[p], "2024"}}, {"value", v}},
                                      {{"path", {kProducts[p], "2025"}}, {"value", -v}}}}};
           model.in_flight[p] = v;
           const auto r = client.Post("/cell/replace_bulk", body.dump(), "application/json");
-          if (!r) return;  // killed: this write may or may not be in
+          if (!r) break;  // killed: this write may or may not be in
           if (r->status != 200) {
             ADD_FAILURE() << r->status << " " << r->body;
-            return;
+            break;
           }
           model.in_flight[p] = 0;
           acked[p].push_back(v);
           ++acknowledged;
         }
+        --writing;
       });
     }
-    while (acknowledged.load() < kill_after) std::this_thread::sleep_for(std::chrono::microseconds(200));
+    while (acknowledged.load() < kill_after && writing.load() == static_cast<int>(kProducts.size()))
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+    const bool all_writing = writing.load() == static_cast<int>(kProducts.size());
     server.kill9();
     for (auto& c : clients) c.join();
+    ASSERT_TRUE(all_writing) << "a client stopped before the kill";
     for (size_t p = 0; p < kProducts.size(); ++p)
       for (double v : acked[p]) model.apply(p, v);
   }

@@ -204,6 +204,23 @@ TEST_F(HttpApiTest, ExportPagesThroughTheFilledCellsWithProgress) {
   EXPECT_EQ(get("/cell/export?path=All,Y").status, 400);  // resuming base cells after a consolidated one
 }
 
+// An aggregated export resumes after a path: an area that lists an element
+// twice has two cells of that path, so a client following "next" would get
+// the same page for ever. Such an area is refused.
+TEST_F(HttpApiTest, AnAggregatedExportRefusesAnAreaListingAnElementTwice) {
+  start();
+  const json area = json::parse(R"({"Product": ["All"], "Year": ["Y", "Y", "Y"]})");
+  Reply r = post("/cell/export", {{"base_only", false}, {"blocksize", 1}, {"area", area}});
+  for (int page = 0; page < 5 && r.status == 200 && !r.body["done"].get<bool>(); ++page)
+    r = post("/cell/export", {{"base_only", false}, {"blocksize", 1}, {"area", area}, {"path", r.body["next"]}});
+  EXPECT_EQ(r.status, 400) << r.text;
+  EXPECT_NE(r.text.find("'Y' twice"), std::string::npos) << r.text;
+  // Base cells are only filtered by the area: listing an element twice is harmless there.
+  r = post("/cell/export", {{"area", area}});
+  EXPECT_EQ(r.status, 200) << r.text;
+  EXPECT_EQ(r.body["cells"].size(), 3u);
+}
+
 TEST_F(HttpApiTest, ReplaceSetsAddsAndDeletesBaseCells) {
   start();
   Reply r = post("/cell/replace", {{"path", "b,2025"}, {"value", 7}});
@@ -226,6 +243,30 @@ TEST_F(HttpApiTest, ReplaceSetsAddsAndDeletesBaseCells) {
   EXPECT_EQ(post("/cell/replace", {{"path", "b,2025"}, {"value", 1e308}, {"mode", "add"}}).status, 200);
 }
 
+// No cell may hold an infinity (the facts CSV refuses them too): an add
+// that would overflow a double is refused, and nothing of its request applied.
+TEST_F(HttpApiTest, AddsThatWouldOverflowADoubleAreRefused) {
+  start();
+  ASSERT_EQ(post("/cell/replace", {{"path", "b,2025"}, {"value", 1.5e308}}).status, 200);
+  Reply r = post("/cell/replace", {{"path", "b,2025"}, {"value", 1.5e308}, {"mode", "add"}});
+  EXPECT_EQ(r.status, 400) << r.text;
+  EXPECT_NE(r.text.find("overflow"), std::string::npos) << r.text;
+  EXPECT_EQ(value("b,2025"), 1.5e308);
+  // Splash add onto b,2025 among the cells under All,2025.
+  r = post("/cell/replace", {{"path", "All,2025"}, {"value", 1e308}, {"mode", "add"}, {"splash", "add"}});
+  EXPECT_EQ(r.status, 400) << r.text;
+  EXPECT_EQ(value("a,2025"), 30.0);
+  EXPECT_EQ(value("b,2025"), 1.5e308);
+  // Two adds in one bulk write that overflow only together.
+  r = post("/cell/replace_bulk", json::parse(R"({"mode": "add", "cells": [{"path": "c,2024", "value": 1e308},
+                                                                      {"path": "c,2024", "value": 1e308}]})"));
+  EXPECT_EQ(r.status, 400) << r.text;
+  EXPECT_NE(r.text.find("cell 2"), std::string::npos) << r.text;
+  EXPECT_TRUE(value("c,2024").is_null());
+  EXPECT_EQ(post("/cell/replace", {{"path", "b,2025"}, {"value", -1.5e308}, {"mode", "add"}}).status, 200);
+  EXPECT_EQ(value("b,2025"), 0.0);
+}
+
 TEST_F(HttpApiTest, ReplaceBulkIsAllOrNothing) {
   start();
   Reply r = post("/cell/replace_bulk", json::parse(R"({"mode": "add", "cells": [
@@ -246,6 +287,20 @@ TEST_F(HttpApiTest, ReplaceBulkIsAllOrNothing) {
   EXPECT_NE(r.body["detail"].get<std::string>().find("cell 2"), std::string::npos) << r.text;
   EXPECT_EQ(value("a,2024"), 11.0);
   EXPECT_EQ(post("/cell/replace_bulk", json::parse(R"({"cells": []})")).status, 400);
+}
+
+// A request for an answer that has no CSV form is refused before it is
+// carried out: a write must not be applied under an error answer, which a
+// client would retry.
+TEST_F(HttpApiTest, AWriteAskedForAsCsvIsRefusedAndNotApplied) {
+  start();
+  Reply r = post("/cell/replace?format=csv", {{"path", "a,2024"}, {"value", 5}, {"mode", "add"}});
+  EXPECT_EQ(r.status, 400) << r.text;
+  EXPECT_NE(r.text.find("no CSV form"), std::string::npos) << r.text;
+  r = post("/cell/replace_bulk", {{"cells", {{{"path", "a,2024"}, {"value", 5}, {"mode", "add"}}}}}, {{"Accept", "text/csv"}});
+  EXPECT_EQ(r.status, 400) << r.text;
+  EXPECT_EQ(value("a,2024"), 10.0);
+  EXPECT_EQ(service_->stats().writes, 0u);
 }
 
 TEST_F(HttpApiTest, WritesNeedTheBearerTokenWhenOneIsSet) {
@@ -280,10 +335,19 @@ TEST_F(HttpApiTest, MalformedRequestsGetJsonErrorsAndTheServerCarriesOn) {
   EXPECT_EQ(r.status, 400);
   EXPECT_NE(r.body["detail"].get<std::string>().find("appears twice"), std::string::npos) << r.text;
   EXPECT_EQ(post_text("/cell/replace", "[1, 2]").status, 400);
-  EXPECT_EQ(post_text("/cell/area", std::string(3000, ' ')).status, 413);
+  r = post_text("/cell/area", std::string(3000, ' '));
+  EXPECT_EQ(r.status, 413);
+  EXPECT_EQ(r.body["error"], "body_too_large");
+  EXPECT_NE(r.text.find("3000 bytes; the limit is 1000"), std::string::npos) << r.text;
   EXPECT_EQ(get("/cube/info?format=xml").status, 400);
   EXPECT_EQ(get("/cube/info?format=csv").status, 400);  // no CSV form
   EXPECT_EQ(get("/cell/value?path=%ff%fe,2024").status, 400);
+  // Bytes that are not UTF-8 in a parameter quoted back in the error: still a 400.
+  EXPECT_EQ(get("/cell/export?blocksize=%ff").status, 400);
+  EXPECT_EQ(get("/cell/export?base_only=%ff").status, 400);
+  r = reply(client_->Post("/cell/replace?path=a,2024&value=%ff", "", "application/json"));
+  EXPECT_EQ(r.status, 400) << r.text;
+  EXPECT_EQ(r.body["error"], "bad_request") << r.text;
   EXPECT_EQ(value("All,Y"), 80.0);
 }
 
@@ -345,6 +409,17 @@ TEST_F(HttpApiTest, RandomRequestsGetAnAnswerNeverAFailure) {
       EXPECT_TRUE(answer.contains("error") && answer.contains("detail")) << r->body;
     }
   }
+  // Every field of every endpoint as a query parameter holding bytes that are not UTF-8.
+  for (const std::string& endpoint : endpoints) {
+    for (const std::string& key : keys) {
+      const std::string query = endpoint + "?" + key + "=%ff%fe%80" + (key == "path" ? "" : "&path=a,2024");
+      for (const auto& r : {client_->Get(query), client_->Post(query, "", "application/json")}) {
+        ASSERT_TRUE(r) << query;
+        ++statuses[r->status];
+        ASSERT_LT(r->status, 500) << query << "\n" << r->body;
+      }
+    }
+  }
   EXPECT_GT(statuses[200], 0);
   EXPECT_GT(statuses[400], 0);
   EXPECT_EQ(get("/server/info").status, 200);
@@ -364,6 +439,23 @@ TEST_F(HttpApiTest, SaveWritesASnapshotAndEmptiesTheLog) {
   EXPECT_EQ(cube.facts.size(), 5u);
   start();
   EXPECT_EQ(value("b,2025"), 7.0);
+}
+
+// cube/info's log.last_sequence is that of the log as it is: after a
+// restart the replayed records', after a checkpoint 0 (the new log is empty).
+TEST_F(HttpApiTest, CubeInfoGivesTheLastSequenceOfTheCurrentLog) {
+  start();
+  ASSERT_EQ(post("/cell/replace", {{"path", "b,2025"}, {"value", 1}}).status, 200);
+  ASSERT_EQ(post("/cell/replace", {{"path", "b,2025"}, {"value", 2}}).status, 200);
+  EXPECT_EQ(get("/cube/info").body["log"]["last_sequence"], 2);
+  stop();
+  start();
+  EXPECT_EQ(get("/cube/info").body["log"]["last_sequence"], 2);
+  EXPECT_EQ(post("/cell/replace", {{"path", "b,2025"}, {"value", 3}}).body["sequence"], 3);
+  ASSERT_EQ(post("/cube/save", json::object()).status, 200);
+  EXPECT_EQ(get("/cube/info").body["log"]["last_sequence"], 0);
+  EXPECT_EQ(post("/cell/replace", {{"path", "b,2025"}, {"value", 4}}).body["sequence"], 1);
+  EXPECT_EQ(get("/cube/info").body["log"]["last_sequence"], 1);
 }
 
 TEST_F(HttpApiTest, ALogPastTheThresholdBecomesASnapshot) {

@@ -79,6 +79,13 @@ TEST_F(ShellTest, AnswersEachCommandOnOneLine) {
   EXPECT_EQ(cube.facts.size(), 6u);
 }
 
+TEST_F(ShellTest, ABodyThatIsNoObjectIsABadRequestForEveryCommand) {
+  const auto [status, lines, err] = shell("query [1]\nvalues 5\nexport [1]\nexport \"x\"\nwrite [1]\nvalue {}\n");
+  ASSERT_EQ(status, 0) << err;
+  ASSERT_EQ(lines.size(), 6u) << err;
+  for (const auto& l : lines) EXPECT_EQ(json::parse(l)["error"], "bad_request") << l;
+}
+
 TEST_F(ShellTest, WritesAreLoggedAndACubeInUseIsRefused) {
   ASSERT_EQ(std::get<0>(shell("write {\"path\": \"b,2025\", \"value\": 7}\n")), 0);
   EXPECT_EQ(load_cube_with_log(dir_ / "cube").facts.size(), 5u);  // in the log, not yet in the snapshot

@@ -104,6 +104,26 @@ TEST_F(SplashTest, NoneRefusesAndTheLimitHolds) {
   EXPECT_DOUBLE_EQ(value("All,Y").get<double>(), 1.0);
 }
 
+// The limit bounds a whole bulk write too: splashes each within it must not
+// add up to a record of any size (memory, and a log record past 4 GiB).
+TEST_F(SplashTest, TheLimitHoldsForABulkWriteAsAWhole) {
+  Limits limits;
+  limits.max_cells = 3;
+  start(limits);
+  const json splash{{"path", "All,2024"}, {"value", 1}, {"mode", "add"}, {"splash", "add"}};  // a and b: 2 cells
+  Reply r = post("/cell/replace_bulk", {{"cells", {splash}}});
+  ASSERT_EQ(r.status, 200) << r.text;
+  r = post("/cell/replace_bulk", {{"cells", {splash, splash}}});
+  EXPECT_EQ(r.status, 413) << r.text;
+  EXPECT_EQ(r.body["error"], "too_many_cells");
+  EXPECT_NE(r.text.find("cell 2"), std::string::npos) << r.text;
+  r = post("/cell/replace_bulk", {{"cells", {{{"path", "a,2024"}, {"value", 1}}, {{"path", "b,2024"}, {"value", 1}},
+                                             {{"path", "c,2024"}, {"value", 1}}, {{"path", "a,2025"}, {"value", 1}}}}});
+  EXPECT_EQ(r.status, 413) << r.text;
+  EXPECT_EQ(value("a,2024"), 11.0);
+  EXPECT_EQ(value("b,2024"), 21.0);
+}
+
 TEST_F(SplashTest, LaterCellsOfABulkWriteSeeTheEarlierOnes) {
   start();
   const Reply r = post("/cell/replace_bulk", json::parse(R"({"cells": [
