@@ -17,6 +17,7 @@
 #include <fstream>
 #include <memory>
 
+#include "fsync_directory.hpp"
 #include "gpuolap/error.hpp"
 
 namespace gpuolap {
@@ -114,13 +115,6 @@ class StoreWriter {
   HashState hash_;
   uint64_t written_ = 0;
 };
-
-void fsync_directory(const fs::path& dir) {
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-  if (fd < 0) return;
-  ::fsync(fd);
-  ::close(fd);
-}
 
 }  // namespace
 

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "fsync_directory.hpp"
 #include "gpuolap/error.hpp"
 
 namespace gpuolap {
@@ -135,13 +136,6 @@ void write_all(int fd, const char* p, size_t n, const fs::path& path) {
     p += w;
     n -= static_cast<size_t>(w);
   }
-}
-
-void fsync_directory(const fs::path& dir) {
-  const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
-  if (fd < 0) return;
-  ::fsync(fd);
-  ::close(fd);
 }
 
 }  // namespace
