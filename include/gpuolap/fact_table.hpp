@@ -66,6 +66,9 @@ class FactTable {
   // Identifies this table's contents: every constructed table gets a new id,
   // copies share it. Device-resident copies are keyed by it.
   uint64_t id() const { return id_; }
+  // Gives this copy an id of its own (FactStore does, so that the changes
+  // of two stores made from copies of one table never share a base).
+  void renew_id();
 
   // How this table differs from its base, when the FactStore that made it
   // knows (null otherwise: a copy must take the whole table).

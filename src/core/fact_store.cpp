@@ -4,8 +4,18 @@
 
 namespace gpuolap {
 
+namespace {
+// The store's first base: the table under an id of its own. A copy of it
+// elsewhere (another store's) must not pass for the same base, or a device
+// copy patched with one store's changes would be taken for the other's.
+std::shared_ptr<const FactTable> first_base(FactTable table) {
+  table.renew_id();
+  return std::make_shared<const FactTable>(std::move(table));
+}
+}  // namespace
+
 FactStore::FactStore(KeyCodec codec, FactTable table)
-    : codec_(std::move(codec)), main_(std::make_shared<const FactTable>(std::move(table))), base_id_(main_->id()) {}
+    : codec_(std::move(codec)), main_(first_base(std::move(table))), base_id_(main_->id()) {}
 
 std::optional<std::vector<double>> FactStore::current(uint64_t key) const {
   if (auto it = delta_.find(key); it != delta_.end()) return it->second;

@@ -42,6 +42,8 @@ FactTable::FactTable(const KeyCodec& codec, std::vector<uint64_t> keys,
   });
 }
 
+void FactTable::renew_id() { id_ = next_table_id.fetch_add(1) + 1; }
+
 size_t FactTable::find(uint64_t key) const {
   auto it = std::lower_bound(keys_.begin(), keys_.end(), key);
   if (it == keys_.end() || *it != key) return keys_.size();

@@ -183,6 +183,17 @@ TEST(FactStore, RecordedChangesRebuildTheTableFromItsBase) {
   }
 }
 
+TEST(FactStore, StoresMadeFromCopiesOfOneTableHaveDifferentBases) {
+  const FactTable table(kCodec, {3, 7}, {{1.0, 2.0}, {10.0, kNoValue}}, 1);
+  FactStore a(kCodec, table), b(kCodec, table);
+  a.apply(WriteMode::set, row(5, {1.0, 1.0}));
+  b.apply(WriteMode::set, row(5, {2.0, 2.0}));
+  ASSERT_NE(a.table().changes(), nullptr);
+  ASSERT_NE(b.table().changes(), nullptr);
+  EXPECT_NE(a.table().changes()->base_id, b.table().changes()->base_id);
+  EXPECT_NE(a.table().changes()->base_id, table.id());
+}
+
 TEST(FactStore, ASnapshotIsUnchangedByLaterWrites) {
   FactStore s = two_cells();
   const std::shared_ptr<const FactTable> before = s.snapshot();
