@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "support/test_path.hpp"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -21,9 +23,7 @@ struct Outcome {
 class Cli : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("gpuolap_cli_test_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
+    dir_ = ::gpuolap::testing::fresh_test_path("cli_test");
     fs::create_directories(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }

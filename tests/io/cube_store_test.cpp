@@ -9,6 +9,7 @@
 
 #include "gpuolap/error.hpp"
 #include "gpuolap/generate.hpp"
+#include "support/test_path.hpp"
 
 namespace gpuolap {
 namespace {
@@ -18,9 +19,7 @@ namespace fs = std::filesystem;
 class CubeStore : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("gpuolap_store_test_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
+    dir_ = ::gpuolap::testing::fresh_test_path("store_test");
   }
   void TearDown() override { fs::remove_all(dir_); }
 

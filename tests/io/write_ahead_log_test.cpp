@@ -10,6 +10,7 @@
 
 #include "gpuolap/durable_cube.hpp"
 #include "gpuolap/error.hpp"
+#include "support/test_path.hpp"
 
 namespace gpuolap {
 namespace {
@@ -25,9 +26,7 @@ const char* kSchema = R"({"name": "Shop", "dimensions": [
 class WriteAheadLogTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("gpuolap_wal_test_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
+    dir_ = ::gpuolap::testing::fresh_test_path("wal_test");
     const Schema schema = parse_schema_json(kSchema, "schema");
     FactTable facts(schema.codec(), {key(schema, 0, 0)}, {{1.0}, {kNoValue}});
     save_store(dir_, schema, facts);

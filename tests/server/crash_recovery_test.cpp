@@ -28,16 +28,9 @@ const std::vector<std::string> kProducts{"a", "b", "c"};
 // Sales of (product, year) in the Shop cube as written by write_shop_store.
 const std::map<std::string, double> kInitial{{"a,2024", 10}, {"b,2024", 20}, {"a,2025", 30}, {"c,2025", 5}};
 
-class CrashRecoveryTest : public ::testing::Test {
+class CrashRecoveryTest : public ShopCubeCommandTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("gpuolap_crash_test_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    write_shop_store(dir_ / "cube");
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  CrashRecoveryTest() : ShopCubeCommandTest("crash_test") {}
 
   // Every filled cell's Sales, by "product,year", through cell/export.
   static std::map<std::string, double> cube_sales(int port) {
@@ -51,8 +44,6 @@ class CrashRecoveryTest : public ::testing::Test {
       out[c["path"][0].get<std::string>() + "," + c["path"][1].get<std::string>()] = c["value"].get<double>();
     return out;
   }
-
-  fs::path dir_;
 };
 
 // The test's own replay: the Sales every cell must hold.

@@ -13,16 +13,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-class ServeCommandTest : public ::testing::Test {
+class ServeCommandTest : public ShopCubeCommandTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("gpuolap_serve_test_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    write_shop_store(dir_ / "cube");
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  ServeCommandTest() : ShopCubeCommandTest("serve_test") {}
 
   // Runs `gpuolap serve` expecting it to refuse to start: (exit status, stderr).
   std::pair<int, std::string> refused(const std::string& args) {
@@ -31,8 +24,6 @@ class ServeCommandTest : public ::testing::Test {
     std::ifstream in(err);
     return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, std::string(std::istreambuf_iterator<char>(in), {})};
   }
-
-  fs::path dir_;
 };
 
 TEST_F(ServeCommandTest, ATokenFileGuardsWritesAndAnOpenAddressWithoutOneIsWarnedAbout) {

@@ -4,7 +4,6 @@
 // client for it.
 #include <gtest/gtest.h>
 #include <httplib.h>
-#include <unistd.h>
 
 #include <filesystem>
 #include <memory>
@@ -15,6 +14,7 @@
 #include "gpuolap/cube_store.hpp"
 #include "gpuolap/durable_cube.hpp"
 #include "http_api.hpp"
+#include "support/test_path.hpp"
 
 namespace gpuolap::server::testing {
 
@@ -49,13 +49,27 @@ inline void write_shop_store(const std::filesystem::path& dir) {
   save_store(dir, s, FactTable(s.codec(), keys, values));
 }
 
+// A test of the gpuolap command on the Shop cube, stored in dir_ / "cube".
+class ShopCubeCommandTest : public ::testing::Test {
+ protected:
+  explicit ShopCubeCommandTest(std::string kind) : kind_(std::move(kind)) {}
+  void SetUp() override {
+    dir_ = ::gpuolap::testing::fresh_test_path(kind_);
+    std::filesystem::create_directories(dir_);
+    write_shop_store(dir_ / "cube");
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  std::filesystem::path dir_;
+
+ private:
+  std::string kind_;
+};
+
 class ServerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = std::filesystem::temp_directory_path() /
-           ("gpuolap_server_test_" + std::to_string(::getpid()) + "_" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
+    dir_ = ::gpuolap::testing::fresh_test_path("server_test");
     write_shop_store(dir_);
   }
   void TearDown() override {

@@ -13,16 +13,9 @@ namespace {
 using nlohmann::json;
 namespace fs = std::filesystem;
 
-class ShellTest : public ::testing::Test {
+class ShellTest : public ShopCubeCommandTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("gpuolap_shell_test_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    write_shop_store(dir_ / "cube");
-  }
-  void TearDown() override { fs::remove_all(dir_); }
+  ShellTest() : ShopCubeCommandTest("shell_test") {}
 
   // Runs the shell on `input`; returns (exit status, stdout lines, stderr).
   std::tuple<int, std::vector<std::string>, std::string> shell(const std::string& input) {
@@ -36,8 +29,6 @@ class ShellTest : public ::testing::Test {
     for (std::string line; std::getline(out, line);) lines.push_back(line);
     return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, lines, std::string(std::istreambuf_iterator<char>(err), {})};
   }
-
-  fs::path dir_;
 };
 
 TEST_F(ShellTest, AnswersEachCommandOnOneLine) {
