@@ -318,10 +318,9 @@ const char* store_name(StoreKind s) {
 class StageClock {
  public:
   explicit StageClock(cudaStream_t s) : stream_(s) {}
-  ~StageClock() { reset(); }
+  ~StageClock() { truncate(0); }
   StageClock(const StageClock&) = delete;
   StageClock& operator=(const StageClock&) = delete;
-  void reset() { truncate(0); }
   void start(const char* name) {
     cudaEvent_t a, b;
     GPUOLAP_CUDA_CHECK(cudaEventCreate(&a));
@@ -635,7 +634,7 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
   // 2.14 and 0.36 ms in one phase against 2.42 and 0.46 in two).
   clock.start("map");
   MapImage image = direct_map_image(map);
-  const bool direct_is_lean = image.view.single && image.view.dims <= kFewDims;
+  const bool direct_is_lean = image.is_lean();
   const uint64_t max_cells = std::min<uint64_t>(uint64_t{1} << 22, std::max<uint64_t>(1024, facts.size() / 4));
   TargetClasses classes;
   if (options_.two_phase == "on" || (options_.two_phase == "auto" && !direct_is_lean))
