@@ -1,7 +1,8 @@
 #pragma once
 // Deterministic cube generators: the embedded demo sales cube, and cubes of
 // the shapes of the thesis' Biker and Machines cubes with its queries B1-B3
-// and M1-M3 (thesis table 5.1).
+// and M1-M3 (thesis table 5.1), plus machines-skewed, the Machines cube with
+// a far more uneven fan-out in M3 (src/generate/machines_cube.cpp).
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -30,5 +31,6 @@ GeneratedCube generate_cube(const std::string& kind, double scale, uint64_t seed
 GeneratedCube generate_demo(uint64_t seed);
 GeneratedCube generate_biker(double scale, uint64_t seed, const ProgressFn& progress);
 GeneratedCube generate_machines(double scale, uint64_t seed, const ProgressFn& progress);
+GeneratedCube generate_machines_skewed(double scale, uint64_t seed, const ProgressFn& progress);
 
 }  // namespace gpuolap

@@ -14,7 +14,9 @@ GeneratedCube generate_cube(const std::string& kind, double scale, uint64_t seed
   if (kind == "demo") return generate_demo(seed);
   if (kind == "biker") return generate_biker(scale, seed, progress);
   if (kind == "machines") return generate_machines(scale, seed, progress);
-  throw InputError(fmt::format("unknown cube kind '{}' (expected demo, biker or machines)", kind));
+  if (kind == "machines-skewed") return generate_machines_skewed(scale, seed, progress);
+  throw InputError(fmt::format(
+      "unknown cube kind '{}' (expected demo, biker, machines or machines-skewed)", kind));
 }
 
 }  // namespace gpuolap

@@ -63,6 +63,38 @@
 // At scale s every total above is round(s * thesis count). The filled-target
 // counts hold while every stratum that must be non-empty gets a fact: from
 // s = 7.5e-5 (1858 strata share round(s * 24,998,400)) on.
+//
+// The "machines-skewed" cube: the same cube with a far more uneven fan-out,
+// for finding where each GPU kernel variant wins on skew. Everything above
+// holds but for these numbers:
+//   Components  64 / 20,065: 20,000 machines M00001..M20000, every 7th
+//               component in exactly 10,000 random machines. About
+//               20,000 / 2^10 = 20 machines that no 10,000-set reaches are
+//               made the random machines of ordinary components.
+//   M2  unchanged: the same 229 machines of only 7th components with 1141
+//       children in all, so 2519 targets (all filled), 6,216,000 relevant
+//       facts and 1,418,491,200 updates (228.2 per relevant fact) as for
+//       machines. Ten times the list (2290 machines) would make M2 a
+//       uniform fan-out of about 2282 and 1.4e10 updates; keeping it leaves
+//       M3 as the only query whose work differs between the two cubes.
+//   M3  Components [All Components + the 20,000 machines]: 23 * 19 * 20,001
+//       = 8,740,437 targets. Relevant facts R = 29,534,400 as before, but
+//       S = 453,600 of them (a tenth) are of 7th components, each reaching
+//       1 + 10,000 targets, the other 29,080,800 reaching 2: updates =
+//       2 R + 9,999 S = 4,594,615,200 (155.57 per relevant fact, against
+//       4,590,532,800 for machines), the thesis' M3 work concentrated on a
+//       tenth of the facts. Filled targets: the six heavy rows fill all
+//       20,001 of theirs and the light rows the same 1965 as for machines:
+//       6 * 20,001 + 1965 = 121,971.
+//   Facts: 41,294,400 as for machines, placed in the same strata; only the
+//       split of the heavy rows changes (the 60 7th-component strata share
+//       S = 453,600, 7560 each at scale 1; the 1858 ordinary ones share
+//       R - S = 29,080,800). At scale s: relevant round(s * 29,534,400),
+//       updates 2 round(s * 29,534,400) + 9,999 round(s * 453,600) exactly.
+//       The filled-target counts hold from s = 1.35e-4 (60 strata share
+//       round(s * 453,600) = 61) on.
+//
+// Both cubes come from one generator, parameterised by MachinesShape below.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -82,18 +114,30 @@ using generate_detail::Rng;
 using generate_detail::Stratum;
 using json = nlohmann::ordered_json;
 
+// What tells the machines cubes apart (see the comment at the top).
+struct MachinesShape {
+  const char* kind;           // the cube kind, for messages
+  const char* cube_name;      // the schema's name
+  uint32_t machines;          // machines over the 64 components
+  uint32_t seventh_machines;  // machines each 7th component is in
+  uint64_t m3_seventh_facts;  // S: M3's relevant facts of 7th components
+  uint32_t m2_machines;       // machines M2 lists
+  uint32_t m2_child_sum;      // their numbers of components, added up
+};
+
+constexpr MachinesShape kMachinesShape{"machines", "Machines", 2000, 1000, 4'536'000, 229, 1141};
+constexpr MachinesShape kSkewedShape{"machines-skewed", "Machines Skewed", 20'000, 10'000, 453'600,
+                                     229, 1141};
+
 constexpr uint64_t kFacts = 41'294'400;
 constexpr uint64_t kM3Relevant = 29'534'400;
-constexpr uint64_t kM3SeventhFacts = 4'536'000;  // S above
 constexpr uint64_t kM2Relevant = 6'216'000;
 
 constexpr uint32_t kComponents = 64;
-constexpr uint32_t kMachines = 2000;
-constexpr uint32_t kSeventhMachines = 1000;
-constexpr uint32_t kM2Machines = 229;
-constexpr uint32_t kM2ChildSum = 1141;
-constexpr uint32_t kM3Filled = 13'971;
 constexpr uint32_t kHeavyRows = 6;
+// Ordinary components over all light rows of M3: with the light rows' own
+// totals, 431 + 1534 = 1965 filled targets outside the heavy rows.
+constexpr uint32_t kLightComponents = 1534;
 
 constexpr uint32_t kEuropeanPlants = 10;
 const std::vector<std::pair<std::string, std::vector<std::string>>> kRegions{
@@ -116,8 +160,9 @@ constexpr uint32_t kProducts = 1755;
 
 bool is_seventh(uint32_t component) { return component % 7 == 0; }
 
-Dimension build(const std::string& name, const std::vector<ElementSpec>& specs) {
-  return Dimension::build(name, specs, fmt::format("machines: dimension '{}'", name));
+Dimension build(const std::string& name, const std::vector<ElementSpec>& specs,
+                const char* kind = "machines") {
+  return Dimension::build(name, specs, fmt::format("{}: dimension '{}'", kind, name));
 }
 
 ElementSpec node(std::string name, const std::vector<std::string>& children = {}) {
@@ -212,7 +257,10 @@ Dimension products(std::vector<uint32_t>& family_first, std::vector<uint32_t>& f
 }
 
 std::string component_name(uint32_t c) { return fmt::format("C{:02}", c); }
-std::string machine_name(uint32_t m) { return fmt::format("M{:04}", m + 1); }
+// M0001..M2000, M00001..M20000: as many digits as the number of machines.
+std::string machine_name(const MachinesShape& shape, uint32_t m) {
+  return fmt::format("M{:0{}}", m + 1, std::to_string(shape.machines).size());
+}
 
 // Which machines every component is in (see the comment at the top).
 struct ComponentTree {
@@ -221,7 +269,8 @@ struct ComponentTree {
   std::vector<uint32_t> random_machine;            // the one random machine of a component
 };
 
-ComponentTree component_tree(Rng& rng) {
+ComponentTree component_tree(const MachinesShape& shape, Rng& rng) {
+  const uint32_t machines = shape.machines;
   std::vector<uint32_t> ordinary;
   for (uint32_t c = 0; c < kComponents; ++c)
     if (!is_seventh(c)) ordinary.push_back(c);
@@ -229,65 +278,71 @@ ComponentTree component_tree(Rng& rng) {
     ComponentTree tree;
     tree.machines_of.assign(kComponents, {});
     tree.random_machine.assign(kComponents, 0);
-    std::vector<char> covered(kMachines, 0);
+    std::vector<char> covered(machines, 0);
     for (uint32_t c = 0; c < kComponents; c += 7) {
-      std::vector<uint32_t> ms = rng.sample(kMachines, kSeventhMachines);
+      std::vector<uint32_t> ms = rng.sample(machines, shape.seventh_machines);
       tree.random_machine[c] = ms[0];
       std::sort(ms.begin(), ms.end());
       for (uint32_t m : ms) covered[m] = 1;
       tree.machines_of[c] = std::move(ms);
     }
     std::vector<uint32_t> uncovered;
-    for (uint32_t m = 0; m < kMachines; ++m)
+    for (uint32_t m = 0; m < machines; ++m)
       if (!covered[m]) uncovered.push_back(m);
-    // Some 2 machines are expected outside all ten 1000-sets; far more than
-    // the 54 ordinary components could cover never happens, but is redrawn.
+    // machines / 2^10 machines are expected outside all ten sets of half the
+    // machines (2 of 2000, 20 of 20,000); more than the 54 ordinary
+    // components could cover never happens in practice, but is redrawn.
     if (uncovered.size() > ordinary.size()) continue;
     std::vector<uint32_t> order = ordinary;
     rng.shuffle(order);
     for (size_t i = 0; i < order.size(); ++i) {
-      const uint32_t m = i < uncovered.size() ? uncovered[i] : rng.below(kMachines);
+      const uint32_t m = i < uncovered.size() ? uncovered[i] : rng.below(machines);
       tree.random_machine[order[i]] = m;
       tree.machines_of[order[i]] = {m};
     }
-    tree.children.assign(kMachines, {});
+    tree.children.assign(machines, {});
     for (uint32_t c = 0; c < kComponents; ++c)
       for (uint32_t m : tree.machines_of[c]) tree.children[m].push_back(c);
     return tree;
   }
 }
 
-Dimension components(const ComponentTree& tree) {
+Dimension components(const MachinesShape& shape, const ComponentTree& tree) {
   std::vector<ElementSpec> t;
   std::vector<std::string> all;
   for (uint32_t c = 0; c < kComponents; ++c) all.push_back(component_name(c));
   t.push_back(node("All Components", all));
-  for (uint32_t m = 0; m < kMachines; ++m) {
+  for (uint32_t m = 0; m < shape.machines; ++m) {
     std::vector<std::string> cs;
     for (uint32_t c : tree.children[m]) cs.push_back(component_name(c));
-    t.push_back(node(machine_name(m), cs));
+    t.push_back(node(machine_name(shape, m), cs));
   }
   for (const auto& c : all) t.push_back(node(c));
-  return build("Components", t);
+  return build("Components", t, shape.kind);
 }
 
 // M2's machines: 229 machines without ordinary components whose numbers of
-// components add up to 1141. A random choice is improved by swaps.
-std::vector<uint32_t> m2_machines(const ComponentTree& tree, Rng& rng) {
+// components add up to 1141 (the shape's m2_machines and m2_child_sum). A
+// random choice is improved by swaps.
+std::vector<uint32_t> m2_machines(const MachinesShape& shape, const ComponentTree& tree, Rng& rng) {
+  const uint32_t count = shape.m2_machines;
+  const int64_t child_sum = shape.m2_child_sum;
   std::vector<uint32_t> pool;
-  for (uint32_t m = 0; m < kMachines; ++m) {
+  for (uint32_t m = 0; m < shape.machines; ++m) {
     const auto& cs = tree.children[m];
     if (std::all_of(cs.begin(), cs.end(), is_seventh)) pool.push_back(m);
   }
+  if (pool.size() < count)
+    throw std::logic_error(fmt::format("{}: fewer than {} machines for M2", shape.kind, count));
   rng.shuffle(pool);
   auto kids = [&](uint32_t m) { return static_cast<int64_t>(tree.children[m].size()); };
   int64_t sum = 0;
-  for (uint32_t i = 0; i < kM2Machines; ++i) sum += kids(pool[i]);
-  while (sum != kM2ChildSum) {
-    const int64_t gap = kM2ChildSum - sum;
+  for (uint32_t i = 0; i < count; ++i) sum += kids(pool[i]);
+  while (sum != child_sum) {
+    const int64_t gap = child_sum - sum;
     bool swapped = false;
-    for (size_t i = 0; i < kM2Machines && !swapped; ++i)
-      for (size_t j = kM2Machines; j < pool.size() && !swapped; ++j) {
+    for (size_t i = 0; i < count && !swapped; ++i)
+      for (size_t j = count; j < pool.size() && !swapped; ++j) {
         const int64_t delta = kids(pool[j]) - kids(pool[i]);
         if (delta != 0 && (delta > 0) == (gap > 0) && std::abs(delta) <= std::abs(gap)) {
           std::swap(pool[i], pool[j]);
@@ -295,9 +350,11 @@ std::vector<uint32_t> m2_machines(const ComponentTree& tree, Rng& rng) {
           swapped = true;
         }
       }
-    if (!swapped) throw std::logic_error("machines: no 229 machines with 1141 components");
+    if (!swapped)
+      throw std::logic_error(
+          fmt::format("{}: no {} machines with {} components", shape.kind, count, child_sum));
   }
-  pool.resize(kM2Machines);
+  pool.resize(count);
   std::sort(pool.begin(), pool.end());
   return pool;
 }
@@ -309,7 +366,7 @@ struct M3Rows {
   std::vector<std::vector<uint32_t>> light_components;  // per light row
 };
 
-M3Rows m3_rows(const ComponentTree& tree, Rng& rng) {
+M3Rows m3_rows(const MachinesShape& shape, const ComponentTree& tree, Rng& rng) {
   M3Rows rows;
   // Heavy rows among the rows of non-European plants.
   const uint32_t candidates = (kPlants - kEuropeanPlants) * kM3Families;
@@ -319,21 +376,22 @@ M3Rows m3_rows(const ComponentTree& tree, Rng& rng) {
 
   // Ordinary components grouped by their machine: a light row takes
   // components of distinct machines, so each adds exactly one filled target.
-  std::vector<std::vector<uint32_t>> by_machine(kMachines);
+  std::vector<std::vector<uint32_t>> by_machine(shape.machines);
   for (uint32_t c = 0; c < kComponents; ++c)
     if (!is_seventh(c)) by_machine[tree.random_machine[c]].push_back(c);
   std::vector<uint32_t> machines;
-  for (uint32_t m = 0; m < kMachines; ++m)
+  for (uint32_t m = 0; m < shape.machines; ++m)
     if (!by_machine[m].empty()) machines.push_back(m);
 
+  // Each light row fills its total plus one target per component; the heavy
+  // rows fill all of theirs, whatever the number of machines.
   const uint32_t light = kPlants * kM3Families - kHeavyRows;
-  const uint32_t heavy_filled = kHeavyRows * (1 + kMachines);
-  // Each light row fills its total plus one target per component.
-  const uint32_t components = kM3Filled - heavy_filled - light;
+  const uint32_t components = kLightComponents;
   const uint32_t per_row = components / light;
   std::vector<char> one_more(light, 0);
   for (uint32_t i : rng.sample(light, components % light)) one_more[i] = 1;
-  if (per_row + 1 > machines.size()) throw std::logic_error("machines: too few ordinary machines");
+  if (per_row + 1 > machines.size())
+    throw std::logic_error(fmt::format("{}: too few ordinary machines", shape.kind));
 
   uint32_t light_index = 0;
   for (uint32_t plant = 0; plant < kPlants; ++plant)
@@ -357,12 +415,12 @@ M3Rows m3_rows(const ComponentTree& tree, Rng& rng) {
   return rows;
 }
 
-std::vector<Stratum> machines_strata(double scale, const M3Rows& rows,
+std::vector<Stratum> machines_strata(const MachinesShape& shape, double scale, const M3Rows& rows,
                                      const std::vector<uint32_t>& family_first,
                                      const std::vector<uint32_t>& family_size) {
   const uint64_t n = generate_detail::scaled_count(scale, kFacts);
   const uint64_t m3 = generate_detail::scaled_count(scale, kM3Relevant);
-  const uint64_t m3_seventh = generate_detail::scaled_count(scale, kM3SeventhFacts);
+  const uint64_t m3_seventh = generate_detail::scaled_count(scale, shape.m3_seventh_facts);
   const uint64_t m2 = generate_detail::scaled_count(scale, kM2Relevant);
 
   auto box = [](uint32_t plant, BaseSet products, BaseSet components) {
@@ -423,14 +481,16 @@ std::string query_json(const std::vector<std::pair<std::string, json>>& area) {
   return q.dump();
 }
 
-}  // namespace
-
-GeneratedCube generate_machines(double scale, uint64_t seed, const ProgressFn& progress) {
+// Either machines cube. Both draw their structure from the same random
+// stream, so for one seed they differ only where their shapes do.
+GeneratedCube generate_machines_cube(const MachinesShape& shape, double scale, uint64_t seed,
+                                     const ProgressFn& progress) {
   if (!(scale > 0) || !std::isfinite(scale))
-    throw InputError(fmt::format("machines: the scale must be a positive number, not {}", scale));
+    throw InputError(
+        fmt::format("{}: the scale must be a positive number, not {}", shape.kind, scale));
 
   Rng rng(seed, 0x6d616368696e6573ULL);
-  const ComponentTree tree = component_tree(rng);
+  const ComponentTree tree = component_tree(shape, rng);
   std::vector<uint32_t> family_first, family_size;
   std::vector<std::string> family_names;
   std::vector<Dimension> dims;
@@ -439,13 +499,14 @@ GeneratedCube generate_machines(double scale, uint64_t seed, const ProgressFn& p
   dims.push_back(days());
   dims.push_back(hours());
   dims.push_back(products(family_first, family_size, family_names));
-  dims.push_back(components(tree));
-  Schema schema("Machines", std::move(dims), {"Value"}, "machines");
+  dims.push_back(components(shape, tree));
+  Schema schema(shape.cube_name, std::move(dims), {"Value"}, shape.kind);
 
-  const std::vector<uint32_t> m2_list = m2_machines(tree, rng);
-  const M3Rows rows = m3_rows(tree, rng);
+  const std::vector<uint32_t> m2_list = m2_machines(shape, tree, rng);
+  const M3Rows rows = m3_rows(shape, tree, rng);
   std::vector<uint64_t> keys = generate_detail::sample_keys(
-      schema.codec(), machines_strata(scale, rows, family_first, family_size), seed, progress);
+      schema.codec(), machines_strata(shape, scale, rows, family_first, family_size), seed,
+      progress);
 
   // Value: a reading between 0 and 1000, in hundredths.
   const uint64_t value_seed = generate_detail::splitmix64(seed ^ 0x6d616368696e6576ULL);
@@ -461,9 +522,9 @@ GeneratedCube generate_machines(double scale, uint64_t seed, const ProgressFn& p
   std::vector<std::string> europe{"Europe"};
   europe.insert(europe.end(), all_plants.begin(), all_plants.begin() + kEuropeanPlants);
   std::vector<std::string> m2_machine_names;
-  for (uint32_t m : m2_list) m2_machine_names.push_back(machine_name(m));
+  for (uint32_t m : m2_list) m2_machine_names.push_back(machine_name(shape, m));
   std::vector<std::string> m3_machines{"All Components"};
-  for (uint32_t m = 0; m < kMachines; ++m) m3_machines.push_back(machine_name(m));
+  for (uint32_t m = 0; m < shape.machines; ++m) m3_machines.push_back(machine_name(shape, m));
   const std::vector<std::string> m3_families(family_names.begin(),
                                              family_names.begin() + kM3Families);
 
@@ -479,6 +540,16 @@ GeneratedCube generate_machines(double scale, uint64_t seed, const ProgressFn& p
       {"M3", query_json(area(json(all_plants), json(m3_families), json(m3_machines)))},
   };
   return GeneratedCube{std::move(schema), std::move(facts), std::move(queries)};
+}
+
+}  // namespace
+
+GeneratedCube generate_machines(double scale, uint64_t seed, const ProgressFn& progress) {
+  return generate_machines_cube(kMachinesShape, scale, seed, progress);
+}
+
+GeneratedCube generate_machines_skewed(double scale, uint64_t seed, const ProgressFn& progress) {
+  return generate_machines_cube(kSkewedShape, scale, seed, progress);
 }
 
 }  // namespace gpuolap

@@ -2,7 +2,8 @@
 // (olap-aggregation-cuda-dynamic-parallelism, section 5.1): for every query
 // the relevant source cells, the filled and overall target cells, and the
 // (fact, target) contributions per relevant cell, measured by walking every
-// fact through the query's aggregation map.
+// fact through the query's aggregation map. Also machines-skewed, against the
+// counts documented in machines_cube.cpp.
 #include <gtest/gtest.h>
 #include <tbb/global_control.h>
 
@@ -61,6 +62,30 @@ const std::vector<ThesisQuery> kBikerQueries{{"B1", 281'057'088, 1, 1, 281'057'0
 const std::vector<ThesisQuery> kMachinesQueries{{"M1", 41'294'400, 1, 1, 41'294'400},
                                                 {"M2", 6'216'000, 2'519, 2'519, 1'418'491'200},
                                                 {"M3", 29'534'400, 13'971, 874'437, 4'590'532'800}};
+
+// machines-skewed: the machines cube with every 7th component in 10,000 of
+// 20,000 machines and a tenth of M3's 7th-component facts. The expected
+// numbers are the ones documented at the top of machines_cube.cpp, worked out
+// here from R, S and the fan-outs, not taken from the generator.
+constexpr uint32_t kSkewedMachines = 20'000;
+constexpr uint32_t kSkewedSeventhMachines = 10'000;
+constexpr uint64_t kSkewedM3Relevant = 29'534'400;   // R
+constexpr uint64_t kSkewedM3SeventhFacts = 453'600;  // S, a tenth of machines'
+// M3: an ordinary component's fact reaches All Components and its one
+// machine, a 7th component's fact All Components and its 10,000 machines.
+constexpr uint64_t kOrdinaryFanOut = 2;
+constexpr uint64_t kSeventhFanOut = 1 + kSkewedSeventhMachines;
+constexpr uint64_t skewed_m3_updates(uint64_t relevant, uint64_t seventh) {
+  return kOrdinaryFanOut * (relevant - seventh) + kSeventhFanOut * seventh;
+}
+static_assert(skewed_m3_updates(kSkewedM3Relevant, kSkewedM3SeventhFacts) == 4'594'615'200);
+// M1 and M2 as for machines; M3: 6 heavy rows * 20,001 + 1965 light-row
+// targets filled of 23 plants * 19 families * 20,001.
+const std::vector<ThesisQuery> kSkewedQueries{
+    {"M1", 41'294'400, 1, 1, 41'294'400},
+    {"M2", 6'216'000, 2'519, 2'519, 1'418'491'200},
+    {"M3", kSkewedM3Relevant, 6 * 20'001 + 1'965, 23 * 19 * 20'001,
+     skewed_m3_updates(kSkewedM3Relevant, kSkewedM3SeventhFacts)}};
 
 uint64_t scaled(double scale, uint64_t n) { return static_cast<uint64_t>(std::llround(scale * n)); }
 
@@ -163,6 +188,84 @@ TEST(ThesisShapes, SameSeedSameFactsWhateverTheThreadCount) {
 TEST(ThesisShapes, TargetCountsHoldAtTheSmallestScales) {
   expect_thesis_queries(generate_biker(8.5e-5, 3, {}), 8.5e-5, kBikerQueries);
   expect_thesis_queries(generate_machines(7.5e-5, 3, {}), 7.5e-5, kMachinesQueries);
+}
+
+TEST(MachinesSkewed, TargetCountsHoldAtTheSmallestScale) {
+  expect_thesis_queries(generate_machines_skewed(1.35e-4, 3, {}), 1.35e-4, kSkewedQueries);
+}
+
+TEST(MachinesSkewed, SeventhComponentsAreInTenThousandOfTwentyThousandMachines) {
+  const GeneratedCube cube = generate_machines_skewed(0.0001, 5, {});
+  EXPECT_EQ(cube.schema.name(), "Machines Skewed");
+  ASSERT_EQ(cube.schema.dimension_count(), 6u);
+  const Dimension& components = cube.schema.dimension(5);
+  ASSERT_EQ(components.base_count(), 64u);
+  const auto total = components.find("All Components");
+  ASSERT_TRUE(total.has_value());
+  // A machine without a component would be a base element: with 64 base
+  // elements, every one of the 20,000 machines has a component.
+  EXPECT_EQ(components.element_count(), 1u + kSkewedMachines + 64u);
+  size_t machines = 0;
+  for (ElementId e = 0; e < components.element_count(); ++e)
+    if (!components.element(e).is_base() && e != *total) ++machines;
+  EXPECT_EQ(machines, kSkewedMachines);
+  for (const char* name : {"M00001", "M20000"}) {
+    const auto m = components.find(name);
+    ASSERT_TRUE(m.has_value()) << name;
+    EXPECT_FALSE(components.element(*m).is_base()) << name;
+  }
+  for (BaseId c = 0; c < 64; ++c) {
+    const size_t in_machines = components.parents(components.base_element(c)).size() - 1;
+    EXPECT_EQ(in_machines, c % 7 == 0 ? kSkewedSeventhMachines : 1u) << "component " << c;
+  }
+}
+
+TEST(MachinesSkewed, HasTheDocumentedFactsAndQueries) {
+  const double scale = 0.001;
+  const GeneratedCube cube = generate_cube("machines-skewed", scale, 1);
+  EXPECT_NEAR(cube.schema.base_cell_count(), 226e9, 1e9);
+  EXPECT_EQ(cube.facts.size(), scaled(scale, kMachinesFacts));
+  expect_sorted_distinct_finite(cube.facts);
+  expect_thesis_queries(cube, scale, kSkewedQueries);
+}
+
+// Every relevant fact of M3 reaches 2 or 10,001 targets, by its component,
+// and the updates are exactly 2 (R - S) + 10,001 S at the scale.
+TEST(MachinesSkewed, M3FanOutIsTwoOrTenThousandAndOne) {
+  const double scale = 0.001;
+  const GeneratedCube cube = generate_machines_skewed(scale, 2, {});
+  ASSERT_EQ(cube.queries.size(), 3u);
+  ASSERT_EQ(cube.queries[2].name, "M3");
+  const AreaQuery query = parse_query_json(cube.schema, cube.queries[2].json, "M3");
+  const AggregationMap map(cube.schema, query);
+  uint64_t ordinary = 0, seventh = 0, updates = 0, wrong = 0;
+  for (uint64_t key : cube.facts.keys()) {
+    uint64_t targets = 0;
+    if (!map.for_each_target(key, [&](uint64_t, double) { ++targets; })) continue;
+    const bool is_seventh = cube.schema.codec().decode(key, 5) % 7 == 0;
+    (is_seventh ? seventh : ordinary) += 1;
+    if (targets != (is_seventh ? kSeventhFanOut : kOrdinaryFanOut)) ++wrong;
+    updates += targets;
+  }
+  EXPECT_EQ(wrong, 0u) << "facts with a fan-out other than 2 or 10,001";
+  const uint64_t relevant = scaled(scale, kSkewedM3Relevant);
+  const uint64_t s = scaled(scale, kSkewedM3SeventhFacts);
+  EXPECT_EQ(seventh, s);
+  EXPECT_EQ(ordinary + seventh, relevant);
+  EXPECT_EQ(updates, skewed_m3_updates(relevant, s));
+  EXPECT_EQ(updates, 2 * relevant + 9'999 * s);
+}
+
+TEST(MachinesSkewed, IsDeterministicAndLeavesMachinesAlone) {
+  const GeneratedCube skewed = generate_machines_skewed(0.0005, 9, {});
+  EXPECT_TRUE(same_facts(skewed.facts, generate_machines_skewed(0.0005, 9, {}).facts));
+  EXPECT_FALSE(same_facts(skewed.facts, generate_machines_skewed(0.0005, 10, {}).facts));
+  const GeneratedCube machines = generate_machines(0.0005, 9, {});
+  EXPECT_EQ(machines.schema.name(), "Machines");
+  EXPECT_FALSE(same_facts(skewed.facts, machines.facts));
+  EXPECT_EQ(generate_cube("machines", 0.0005, 9).facts.size(), machines.facts.size());
+  EXPECT_THROW(generate_cube("machines_skewed", 0.0005, 9), InputError);
+  EXPECT_THROW(generate_machines_skewed(0, 1, {}), InputError);
 }
 
 TEST(ThesisShapes, ProgressIsReportedUpToTheTotal) {
