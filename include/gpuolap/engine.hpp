@@ -69,6 +69,9 @@ struct GpuOptions {
   std::string prefilter = "auto";  // auto | compact (thesis: CUB select first) | fused
   std::string map_memory = "auto"; // auto (global) | constant (the thesis' choice) | global
   std::string two_phase = "auto";  // auto | on | off: aggregate per class tuple, then expand
+  std::string kernel = "auto";     // auto | source (thesis §4.2) | work-list | cdp (thesis §4.3) | hybrid (thesis §6)
+  std::string child_grid = "dynamic";  // cdp, hybrid: a child grid per page's pairs, or one block that loops
+  int sync_every = 0;              // cdp, hybrid: synchronise parents with their children every k pages (0: never)
   int block = 0;                   // threads per block
   int grid = 0;                    // blocks
   double store_memory_mb = 0;      // device memory a query's target store may take; past it the

@@ -20,6 +20,9 @@ struct SelfCheckResult {
 // Every combination of the gpu engine's knobs: variant × pre-aggregation ×
 // prefilter × map memory × parallel hash functions {1, 3, 32}.
 std::vector<GpuOptions> gpu_option_grid();
+// The kernels that give each (cell, target) pair a thread (--kernel
+// work-list, cdp, hybrid) under their knobs; cdp_only: the gpu-cdp engine's.
+std::vector<GpuOptions> pair_kernel_grid(bool cdp_only);
 std::string describe(const GpuOptions& o);
 
 // `progress(done, total)` is called after each configuration.

@@ -6,6 +6,7 @@
 #include "device_info.hpp"
 #include "gpu_engine.hpp"
 #include "gpuolap/error.hpp"
+#include "gpuolap/kernel_model.hpp"
 
 namespace gpuolap {
 
@@ -13,15 +14,23 @@ namespace {
 // Below this many facts, spreading work over threads costs more than it saves.
 constexpr size_t kParallelMinFacts = 200000;
 // `auto` on a machine with a GPU: the gpu engine, unless a query is outside
-// what it handles; then cpu-parallel, saying why in the plan.
+// what it handles, or the table is so small that the CPU answers before the
+// GPU's fixed costs are paid (KernelCosts::cpu_below_facts, from `gpuolap
+// calibrate`); then cpu-parallel, saying why in the plan.
 class GpuFirstEngine final : public Engine {
  public:
-  explicit GpuFirstEngine(std::unique_ptr<Engine> gpu) : gpu_(std::move(gpu)) {}
+  GpuFirstEngine(std::unique_ptr<Engine> gpu, const std::string& gpu_name) : gpu_(std::move(gpu)) {
+    costs_ = load_kernel_costs(gpu_name, &costs_source_);
+  }
   std::string name() const override { return used_gpu_ ? gpu_->name() : cpu_.name(); }
   AreaResult run(const FactTable& facts, const AggregationMap& map, const AreaQuery& query) override {
     const std::string limit = gpu_engine_limit(facts, map);
-    used_gpu_ = limit.empty();
-    fallback_ = limit.empty() ? "" : "cpu-parallel, because " + limit;
+    used_gpu_ = limit.empty() && facts.size() >= costs_.cpu_below_facts;
+    fallback_ = !limit.empty() ? "cpu-parallel, because " + limit
+                : !used_gpu_   ? fmt::format("cpu-parallel, because {} facts are fewer than the {} below which the CPU "
+                                             "answers before the GPU ({})",
+                                             facts.size(), costs_.cpu_below_facts, costs_source_)
+                               : "";
     return used_gpu_ ? gpu_->run(facts, map, query) : cpu_.run(facts, map, query);
   }
   StageTimes stages() const override { return used_gpu_ ? gpu_->stages() : StageTimes{}; }
@@ -32,6 +41,8 @@ class GpuFirstEngine final : public Engine {
  private:
   std::unique_ptr<Engine> gpu_;
   CpuParallelEngine cpu_;
+  KernelCosts costs_;
+  std::string costs_source_;
   bool used_gpu_ = true;
   std::string fallback_;
 };
@@ -50,14 +61,13 @@ EngineChoice make_engine(const std::string& name, size_t fact_count, const GpuOp
     const GpuStatus gpu = gpu_status();
     if (!gpu.cuda_build || gpu.device_count == 0)
       throw InputError(fmt::format("engine '{}' is not available: {}", name, gpu.problem));
-    if (name == "gpu-cdp")
-      throw InputError("engine 'gpu-cdp' is not available: this version of gpuolap has no CUDA Dynamic Parallelism engine yet");
-    return {make_gpu_engine(gpu_options), ""};
+    return {make_gpu_engine(gpu_options, name), ""};
   }
   if (name == "auto") {
     const GpuStatus gpu = gpu_status();
     if (gpu.cuda_build && gpu.device_count > 0)
-      return {std::make_unique<GpuFirstEngine>(make_gpu_engine(gpu_options)), fmt::format("GPU {} found", gpu.device_name)};
+      return {std::make_unique<GpuFirstEngine>(make_gpu_engine(gpu_options), gpu.device_name),
+              fmt::format("GPU {} found", gpu.device_name)};
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
     if (cores > 1 && fact_count >= kParallelMinFacts)
       return {std::make_unique<CpuParallelEngine>(),

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <array>
+#include <string>
+
 #include "cpu_engines.hpp"
 #include "gpuolap/error.hpp"
 #include "gpuolap/random_cube.hpp"
@@ -31,10 +34,58 @@ std::vector<GpuOptions> gpu_option_grid() {
   return grid;
 }
 
+std::vector<GpuOptions> pair_kernel_grid(bool cdp_only) {
+  // The pair kernels aggregate in one phase. Their own knobs are crossed
+  // with store and pre-aggregation; prefilter, map memory and hash functions
+  // rotate with the index. Tiny grids (2 blocks of 128: pages of 256 cells)
+  // give the random cubes many pages, so CDP parents launch many children,
+  // the hybrid merges runs of pages, and --sync-every 1 tail-launches a round
+  // per page.
+  std::vector<GpuOptions> grid;
+  int i = 0;
+  const auto add = [&](GpuOptions o) {
+    o.two_phase = "off";
+    o.prefilter = i % 2 ? "compact" : "fused";
+    o.map_memory = (i / 2) % 2 ? "constant" : "global";
+    o.phf = std::array{1, 3, 32}[(i / 4) % 3];
+    ++i;
+    grid.push_back(o);
+  };
+  for (const char* kernel : {"work-list", "cdp", "hybrid"}) {
+    const bool cdp = std::string(kernel) != "work-list";
+    if (cdp_only && !cdp) continue;
+    for (const char* variant : {"hash", "dense", "shared"})
+      for (const char* preagg : {"none", "lane0", "stride", "match"}) {
+        if (cdp && std::string(variant) == "shared") continue;  // children cannot use a block's store
+        GpuOptions o;
+        o.kernel = kernel;
+        o.variant = variant;
+        o.preagg = preagg;
+        if (!cdp) {
+          o.grid = i % 3 == 0 ? 2 : 0;
+          add(o);
+          continue;
+        }
+        for (const char* child_grid : {"dynamic", "fixed"})
+          for (int sync_every : {0, 1, 3}) {
+            o.child_grid = child_grid;
+            o.sync_every = sync_every;
+            o.grid = i % 4 == 3 ? 0 : 2;
+            o.block = i % 4 == 3 ? 0 : 128;
+            add(o);
+          }
+      }
+  }
+  return grid;
+}
+
 std::string describe(const GpuOptions& o) {
-  return fmt::format("--variant {} --phf {} --preagg {} --prefilter {} --map-memory {} --two-phase {}{}{}{}", o.variant,
-                     o.phf, o.preagg, o.prefilter, o.map_memory, o.two_phase, o.block ? fmt::format(" --block {}", o.block) : "",
-                     o.grid ? fmt::format(" --grid {}", o.grid) : "",
+  const bool cdp = o.kernel == "cdp" || o.kernel == "hybrid";
+  return fmt::format("--variant {} --phf {} --preagg {} --prefilter {} --map-memory {} --two-phase {}{}{}{}{}{}",
+                     o.variant, o.phf, o.preagg, o.prefilter, o.map_memory, o.two_phase,
+                     o.kernel != "auto" ? fmt::format(" --kernel {}", o.kernel) : "",
+                     cdp ? fmt::format(" --child-grid {} --sync-every {}", o.child_grid, o.sync_every) : "",
+                     o.block ? fmt::format(" --block {}", o.block) : "", o.grid ? fmt::format(" --grid {}", o.grid) : "",
                      o.store_memory_mb > 0 ? fmt::format(" --store-memory {}", o.store_memory_mb) : "");
 }
 

@@ -49,10 +49,19 @@ struct BenchOptions {
   std::vector<std::string> engines{"cpu-serial", "cpu-parallel"};
   GpuOptions gpu;
   bool sweep = false;  // time the gpu engine under every main knob setting too
+  bool pair_kernels = false;  // and the work list, CDP and hybrid kernels (thesis tables 5.5-5.8)
   int repeat = 3;
   std::vector<std::string> queries;  // empty: all of the kind
 };
 int run_bench(const BenchOptions& o);
+
+struct CalibrateOptions {
+  double scale = 0.1;  // of the Machines cube
+  uint64_t seed = 42;
+  int repeat = 3;
+  std::string out;     // default: calibration_path()
+};
+int run_calibrate(const CalibrateOptions& o);
 
 struct SelfCheckOptions {
   std::string engine = "gpu";

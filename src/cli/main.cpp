@@ -22,6 +22,16 @@ void add_gpu_options(CLI::App* app, gpuolap::GpuOptions& o) {
       ->capture_default_str();
   app->add_option("--two-phase", o.two_phase, "gpu: auto, on or off: aggregate per class of bases, then expand")
       ->capture_default_str();
+  app->add_option("--kernel", o.kernel,
+                  "gpu: kernel over the facts: auto, source (a thread per cell), work-list (a thread per "
+                  "(cell, target) pair), cdp (parents launch child grids) or hybrid (children only for uneven pages)")
+      ->capture_default_str();
+  app->add_option("--child-grid", o.child_grid, "gpu-cdp: dynamic (a child grid sized to its pairs) or fixed (one block)")
+      ->capture_default_str();
+  app->add_option("--sync-every", o.sync_every,
+                  "gpu-cdp: let parents wait for their children every k pages (a tail launch), bounding D and the "
+                  "pending launches; 0: never")
+      ->capture_default_str();
   app->add_option("--block", o.block, "gpu: threads per block; 0 chooses")->capture_default_str();
   app->add_option("--grid", o.grid, "gpu: blocks; 0 chooses")->capture_default_str();
   app->add_option("--store-memory", o.store_memory_mb,
@@ -78,7 +88,7 @@ int main(int argc, char** argv) {
 
   GenerateOptions gen;
   auto* g = app.add_subcommand("generate", "Write a generated cube: schema, facts and sample queries");
-  g->add_option("--kind", gen.kind, "demo, biker or machines")->capture_default_str();
+  g->add_option("--kind", gen.kind, "demo, biker, machines or machines-skewed")->capture_default_str();
   g->add_option("--scale", gen.scale, "Fraction of the thesis' fact count (biker, machines)")->capture_default_str();
   g->add_option("--seed", gen.seed, "Random seed")->capture_default_str();
   g->add_option("--out", gen.out, "Output directory")->required();
@@ -89,7 +99,8 @@ int main(int argc, char** argv) {
 
   BenchOptions bench;
   auto* b = app.add_subcommand("bench", "Time the engines on the thesis' queries over generated cubes");
-  b->add_option("--kind", bench.kind, "biker, machines or all")->check(CLI::IsMember({"biker", "machines", "all"}))->capture_default_str();
+  b->add_option("--kind", bench.kind, "biker, machines, machines-skewed or all (biker and machines)")
+      ->check(CLI::IsMember({"biker", "machines", "machines-skewed", "all"}))->capture_default_str();
   b->add_option("--scale", bench.scale, "Fraction of the thesis' fact count")->capture_default_str();
   b->add_option("--seed", bench.seed, "Random seed")->capture_default_str();
   b->add_option("--engines", bench.engines, "Engines to time")->delimiter(',')->capture_default_str();
@@ -99,6 +110,10 @@ int main(int argc, char** argv) {
   b->add_flag("--sweep", bench.sweep,
               "gpu: also time the one-phase kernel under every store x pre-aggregation x {1, 8, 64} hash functions, "
               "and two-phase aggregation under each pre-aggregation");
+  b->add_flag("--pair-kernels", bench.pair_kernels,
+              "gpu: also time the kernels that give each (fact, target) pair a thread: the work list, the CDP kernel "
+              "(dynamic or fixed child grid, with or without synchronisation every 2048 pages) and the hybrid, beside "
+              "the source kernel, without and with strided pre-aggregation (thesis tables 5.5-5.8)");
 
   SelfCheckOptions check;
   auto* sc = app.add_subcommand("selfcheck", "Compare an engine with cpu-serial on random cubes, on this machine");
@@ -110,6 +125,16 @@ int main(int argc, char** argv) {
   sc->add_option("--queries", check.queries, "Random queries per cube")->capture_default_str()->check(CLI::PositiveNumber);
   sc->add_option("--seed", check.seed, "Random seed")->capture_default_str();
   add_gpu_options(sc, check.gpu);
+
+  CalibrateOptions calibrate;
+  auto* cal = app.add_subcommand("calibrate",
+                                 "Measure what each gpu kernel costs on this GPU, for `auto` to choose kernels by");
+  cal->add_option("--scale", calibrate.scale, "Scale of the Machines cube it measures on")->capture_default_str();
+  cal->add_option("--seed", calibrate.seed, "Random seed")->capture_default_str();
+  cal->add_option("--repeat", calibrate.repeat, "Timed runs per measurement (the fastest counts)")->capture_default_str();
+  cal->add_option("--out", calibrate.out,
+                  "Where to write it (default: $GPUOLAP_CALIBRATION, else $XDG_CONFIG_HOME/gpuolap/calibration.json, "
+                  "else ~/.config/gpuolap/calibration.json, where `auto` reads it)");
 
   ServeOptions serve;
   auto* sv = app.add_subcommand("serve", "Serve a cube store over HTTP (an API modelled on Palo's)");
@@ -150,6 +175,7 @@ int main(int argc, char** argv) {
     if (*g) return run_generate(gen);
     if (*b) return run_bench(bench);
     if (*sc) return run_selfcheck(check);
+    if (*cal) return run_calibrate(calibrate);
     if (*sv) return run_serve(serve);
     if (*sh) return run_shell(shell);
   } catch (const gpuolap::InputError& e) {

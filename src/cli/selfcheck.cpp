@@ -12,7 +12,12 @@ namespace gpuolap::cli {
 
 int run_selfcheck(const SelfCheckOptions& o) {
   std::vector<GpuOptions> configs{o.gpu};
-  if (o.engine == "gpu" && o.configs == "grid") configs = gpu_option_grid();
+  if (o.engine == "gpu" && o.configs == "grid") {
+    configs = gpu_option_grid();
+    const std::vector<GpuOptions> pairs = pair_kernel_grid(false);
+    configs.insert(configs.end(), pairs.begin(), pairs.end());
+  }
+  if (o.engine == "gpu-cdp" && o.configs == "grid") configs = pair_kernel_grid(true);
   SelfCheckResult r = [&] {
     Progress progress("checking " + o.engine);
     return self_check(o.engine, configs, o.cubes, o.queries, o.seed, progress.callback());

@@ -154,20 +154,24 @@ TEST_F(Cli, GpuEnginesAnswerOrSayWhyNot) {
   const std::string query = " --query " + path("demo/queries/revenue_by_year_and_group.json");
   const std::string facts = "query --schema " + path("demo/schema.json") + " --facts " + path("demo/facts.csv");
   const Outcome cpu = run(facts + query + " --engine cpu-serial");
-  const Outcome gpu = run(facts + query + " --engine gpu");
-  if (machine_has_gpu()) {
-    EXPECT_EQ(gpu.status, 0) << gpu.err;
-    EXPECT_EQ(gpu.out, cpu.out);
-  } else {
-    EXPECT_EQ(gpu.status, 2);
-    EXPECT_NE(gpu.err.find("engine 'gpu' is not available"), std::string::npos) << gpu.err;
-    EXPECT_TRUE(gpu.out.empty());
+  for (const std::string engine : {"gpu", "gpu-cdp"}) {
+    const Outcome gpu = run(facts + query + " --engine " + engine);
+    if (machine_has_gpu()) {
+      EXPECT_EQ(gpu.status, 0) << engine << ": " << gpu.err;
+      EXPECT_EQ(gpu.out, cpu.out) << engine;
+    } else {
+      EXPECT_EQ(gpu.status, 2) << engine;
+      EXPECT_NE(gpu.err.find("engine '" + engine + "' is not available"), std::string::npos) << gpu.err;
+      EXPECT_TRUE(gpu.out.empty());
+    }
   }
-  const Outcome cdp = run(facts + query + " --engine gpu-cdp");
-  EXPECT_EQ(cdp.status, 2);
-  EXPECT_NE(cdp.err.find("engine 'gpu-cdp' is not available"), std::string::npos) << cdp.err;
   const Outcome knob = run(facts + query + " --engine gpu --preagg sideways");
   EXPECT_EQ(knob.status, 2);
+  if (machine_has_gpu()) {
+    const Outcome cdp_kernel = run(facts + query + " --engine gpu-cdp --kernel work-list");
+    EXPECT_EQ(cdp_kernel.status, 2);
+    EXPECT_NE(cdp_kernel.err.find("gpu-cdp runs --kernel cdp or hybrid"), std::string::npos) << cdp_kernel.err;
+  }
 }
 
 TEST_F(Cli, DamagedStoresAreRefusedAndFailedWritesLeaveTheStoreAlone) {

@@ -2,6 +2,7 @@
 // combination of its knobs on random cubes, and the thesis-shaped cubes.
 #include <gtest/gtest.h>
 
+#include <cctype>
 #include <chrono>
 #include <iostream>
 
@@ -89,9 +90,81 @@ std::vector<GpuOptions> main_variants() {
   return configs;
 }
 
+// The pair kernels (work list, CDP, hybrid) under their knobs.
+TEST(GpuEngine, PairKernelsEqualCpuSerialOnRandomCubes) {
+  const SelfCheckResult r = self_check("gpu", pair_kernel_grid(false), 8, 4, 13);
+  for (const auto& f : r.failures) ADD_FAILURE() << f;
+  EXPECT_GT(r.runs, 3000u);
+  const SelfCheckResult cdp = self_check("gpu-cdp", {GpuOptions{}}, 30, 6, 700);
+  for (const auto& f : cdp.failures) ADD_FAILURE() << f;
+  EXPECT_EQ(cdp.not_applicable, 0u);
+}
+
+std::vector<GpuOptions> pair_kernel_variants() {
+  std::vector<GpuOptions> configs;
+  for (const char* kernel : {"work-list", "cdp", "hybrid"})
+    for (const char* preagg : {"none", "stride"}) {
+      GpuOptions o;
+      o.kernel = kernel;
+      o.preagg = preagg;
+      configs.push_back(o);
+      if (std::string(kernel) == "work-list") continue;
+      o.child_grid = "fixed";
+      o.sync_every = 2;
+      o.grid = 4;  // pages of 1024 cells
+      configs.push_back(o);
+    }
+  return configs;
+}
+
+// What the CDP kernels did, from their plans: the hybrid hands M3's pages
+// (a 7th component's fact reaches 1,001 targets, its neighbours 2) to
+// children and writes B2's even pages itself; --sync-every runs rounds.
+TEST(GpuEngine, CdpKernelsLaunchChildrenWhereFanOutIsUneven) {
+  const auto plan_of = [](const GeneratedCube& cube, const std::string& name, const GpuOptions& o) {
+    for (const NamedQuery& nq : cube.queries) {
+      if (nq.name != name) continue;
+      const AreaQuery q = parse_query_json(cube.schema, nq.json, nq.name);
+      const AggregationMap map(cube.schema, q);
+      EngineChoice gpu = make_engine("gpu-cdp", cube.facts.size(), o);
+      EXPECT_EQ(compare_results(CpuParallelEngine().run(cube.facts, map, q), gpu.engine->run(cube.facts, map, q),
+                                q.aggregate, contribution_magnitudes(cube.facts, map, q.measure)),
+                "") << name;
+      EXPECT_EQ(gpu.engine->name(), "gpu-cdp");
+      return gpu.engine->last_plan();
+    }
+    ADD_FAILURE() << "no query " << name;
+    return std::string();
+  };
+  const auto number_before = [](const std::string& plan, const std::string& what) {
+    const size_t at = plan.find(what);
+    size_t start = at;
+    while (start != std::string::npos && start > 0 && std::isdigit(static_cast<unsigned char>(plan[start - 1]))) --start;
+    if (at == std::string::npos || start == at) return -1L;
+    return std::stol(plan.substr(start, at - start));
+  };
+  const GeneratedCube machines = generate_machines(0.002, 5, {});
+  const GeneratedCube biker = generate_biker(0.0005, 5, {});
+  GpuOptions hybrid;
+  hybrid.kernel = "hybrid";
+  const std::string m3 = plan_of(machines, "M3", hybrid);
+  EXPECT_GT(number_before(m3, " handed to children"), 0) << m3;
+  const std::string b2 = plan_of(biker, "B2", hybrid);
+  EXPECT_GT(number_before(b2, " pages written by the parent"), 0) << b2;
+  GpuOptions cdp;
+  cdp.grid = 2;
+  cdp.block = 128;
+  cdp.sync_every = 3;
+  const std::string synced = plan_of(machines, "M3", cdp);
+  EXPECT_GT(number_before(synced, " child grids of "), 3) << synced;
+  EXPECT_GT(number_before(synced, " rounds)"), 3) << synced;
+}
+
 TEST(GpuEngine, ThesisQueriesOnSmallBikerAndMachinesCubes) {
-  expect_thesis_queries_match(generate_biker(0.0005, 3, {}), main_variants());
-  expect_thesis_queries_match(generate_machines(0.002, 3, {}), main_variants());
+  std::vector<GpuOptions> configs = main_variants();
+  for (const GpuOptions& o : pair_kernel_variants()) configs.push_back(o);
+  expect_thesis_queries_match(generate_biker(0.0005, 3, {}), configs);
+  expect_thesis_queries_match(generate_machines(0.002, 3, {}), configs);
 }
 
 TEST(GpuEngine, AutoAnswersOnTheCpuWhatTheGpuEngineCannot) {
@@ -213,20 +286,26 @@ TEST(GpuEngine, CountsTheTargetStoresUpdates) {
       }
       contributions += fan_out;
     }
+    for (const char* kernel : {"source", "work-list", "cdp", "hybrid"})
     for (const char* preagg : {"none", "lane0", "stride", "match"}) {
       GpuOptions o;
       o.variant = "hash";
       o.two_phase = "off";
+      o.kernel = kernel;
       o.preagg = preagg;
+      if (std::string(kernel) == "cdp" || std::string(kernel) == "hybrid") {
+        o.grid = 2;  // pages of 256 cells: many children
+        o.block = 128;
+      }
       EngineChoice gpu = make_engine("gpu", cube.facts.size(), o);
       ASSERT_TRUE(gpu.engine->count_target_updates(true));
       gpu.engine->run(cube.facts, map, q);
       const uint64_t updates = gpu.engine->last_target_updates();
       if (std::string(preagg) == "none") {
-        EXPECT_EQ(updates, contributions) << "seed " << seed;
+        EXPECT_EQ(updates, contributions) << "seed " << seed << " " << kernel;
       } else {
-        EXPECT_LE(updates, contributions) << "seed " << seed << " " << preagg;
-        EXPECT_EQ(updates == 0, contributions == 0) << "seed " << seed << " " << preagg;
+        EXPECT_LE(updates, contributions) << "seed " << seed << " " << kernel << " " << preagg;
+        EXPECT_EQ(updates == 0, contributions == 0) << "seed " << seed << " " << kernel << " " << preagg;
       }
       gpu.engine->count_target_updates(false);
       gpu.engine->run(cube.facts, map, q);

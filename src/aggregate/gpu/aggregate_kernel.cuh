@@ -15,9 +15,13 @@
 
 namespace gpuolap::gpu {
 
-// The map when it fits in constant memory. One translation unit
-// (aggregate_kernels.cu) includes this header, so there is one copy.
+// The map when it fits in constant memory. Each translation unit that
+// includes this header has its own copy (aggregate_kernels.cu, and the CDP
+// kernels' cdp_kernels.cu, a separately linked device program), and uploads
+// to it through its own upload function.
+namespace {
 __constant__ uint8_t c_map[kConstantMapBytes];
+}
 
 // Global target storage, spread over `copies` slots per target (the thesis'
 // parallel hash functions): a lane writes copy (global thread id % copies).

@@ -7,6 +7,7 @@
 #include "aggregate_kernels.hpp"
 #include "cuda_check.cuh"
 #include "lean_run_kernel.cuh"
+#include "work_list_kernel.cuh"
 
 namespace gpuolap::gpu {
 
@@ -106,6 +107,63 @@ void launch_aggregate(StoreKind store, Preagg preagg, int fields, const LaunchSh
                       const KernelInput& input, const DeviceMap& map, const TargetTable& table) {
   Launcher launcher{shape, input, map, table};
   dispatch(store, preagg, fields, launcher);
+}
+
+namespace {
+struct WorkListLauncher {
+  const LaunchShape& shape;
+  const KernelInput& input;
+  uint64_t offset, n;
+  const uint64_t* ends;
+  const DeviceMap& map;
+  const TargetTable& table;
+  template <class S, Preagg P, int F>
+  int call() {
+    auto kernel = work_list_kernel<S, P, F>;
+    if (shape.shared_bytes > 48 * 1024)
+      GPUOLAP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              static_cast<int>(shape.shared_bytes)));
+    S store{};
+    store.t = table;
+    kernel<<<shape.grid, shape.block, shape.shared_bytes, shape.stream>>>(input, offset, n, ends, map, store);
+    GPUOLAP_CHECK_LAUNCH("work_list_kernel");
+    return 0;
+  }
+};
+
+struct WorkListOccupancy {
+  int block;
+  size_t shared_bytes;
+  template <class S, Preagg P, int F>
+  int call() {
+    auto kernel = work_list_kernel<S, P, F>;
+    if (shared_bytes > 48 * 1024)
+      GPUOLAP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                              static_cast<int>(shared_bytes)));
+    int blocks = 0;
+    GPUOLAP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, block, shared_bytes));
+    return blocks;
+  }
+};
+}  // namespace
+
+void launch_count_fan_out(const KernelInput& input, uint64_t offset, uint64_t n, const DeviceMap& map,
+                          uint64_t* counts, cudaStream_t stream) {
+  const int grid = static_cast<int>(std::min<uint64_t>(4096, (n + 255) / 256));
+  count_fan_out_kernel<<<std::max(grid, 1), 256, 0, stream>>>(input, offset, n, map, counts);
+  GPUOLAP_CHECK_LAUNCH("count_fan_out_kernel");
+}
+
+void launch_work_list(StoreKind store, Preagg preagg, int fields, const LaunchShape& shape, const KernelInput& input,
+                      uint64_t offset, uint64_t n, const uint64_t* ends, const DeviceMap& map,
+                      const TargetTable& table) {
+  WorkListLauncher launcher{shape, input, offset, n, ends, map, table};
+  dispatch(store, preagg, fields, launcher);
+}
+
+int work_list_blocks_per_sm(StoreKind store, Preagg preagg, int fields, int block, size_t shared_bytes) {
+  WorkListOccupancy query{block, shared_bytes};
+  return dispatch(store, preagg, fields, query);
 }
 
 namespace {

@@ -45,6 +45,16 @@ void launch_count_expansions(const uint8_t* nonempty, uint64_t n, const ExpandMa
 void launch_expand(StoreKind store, int fields, const LaunchShape& shape, const Cell* cells, const uint64_t* ends,
                    uint64_t n, uint64_t total, const ExpandMap& map, const TargetTable& table);
 
+// The work list (work_list_kernel.cuh) over cells [offset, offset + n) of
+// the input: counts[i], the fan-out of cell offset + i; then, with ends =
+// the inclusive prefix sums of counts, one thread per (cell, target) pair.
+void launch_count_fan_out(const KernelInput& input, uint64_t offset, uint64_t n, const DeviceMap& map,
+                          uint64_t* counts, cudaStream_t stream);
+void launch_work_list(StoreKind store, Preagg preagg, int fields, const LaunchShape& shape, const KernelInput& input,
+                      uint64_t offset, uint64_t n, const uint64_t* ends, const DeviceMap& map,
+                      const TargetTable& table);
+int work_list_blocks_per_sm(StoreKind store, Preagg preagg, int fields, int block, size_t shared_bytes);
+
 // Shared-memory bytes a block needs per target for a field set.
 size_t shared_bytes_per_target(int fields);
 

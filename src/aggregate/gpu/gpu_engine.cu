@@ -23,11 +23,13 @@
 
 #include "aggregate_kernel.cuh"
 #include "aggregate_kernels.hpp"
+#include "cdp_kernels.hpp"
 #include "cuda_check.cuh"
 #include "device_buffer.cuh"
 #include "device_cube.cuh"
 #include "gpu_engine.hpp"
 #include "gpuolap/error.hpp"
+#include "gpuolap/kernel_model.hpp"
 #include "target_classes.hpp"
 
 namespace gpuolap {
@@ -314,6 +316,36 @@ const char* store_name(StoreKind s) {
   return "?";
 }
 
+// The kernel over the facts (--kernel).
+enum class KernelKind {
+  source,     // thesis §4.2: a thread per source cell walks its targets
+  work_list,  // a thread per (source, target) pair, after a scan of the fan-outs
+  cdp,        // thesis §4.3: parent blocks launch children over their pages' pairs
+  hybrid,     // thesis §6: the parent writes even pages, children take uneven ones
+};
+
+KernelKind parse_kernel(const std::string& s) {
+  if (s == "work-list") return KernelKind::work_list;
+  if (s == "cdp") return KernelKind::cdp;
+  if (s == "hybrid") return KernelKind::hybrid;
+  return KernelKind::source;
+}
+
+const char* kernel_name(KernelKind k) {
+  switch (k) {
+    case KernelKind::source: return "source";
+    case KernelKind::work_list: return "work-list";
+    case KernelKind::cdp: return "cdp";
+    case KernelKind::hybrid: return "hybrid";
+  }
+  return "?";
+}
+
+bool uses_cdp(KernelKind k) { return k == KernelKind::cdp || k == KernelKind::hybrid; }
+
+// Source cells per work-list segment: its counts and sums take 8 bytes each.
+constexpr uint64_t kWorkListSegment = uint64_t{1} << 24;
+
 // Times the stages of one query with CUDA events on one stream.
 class StageClock {
  public:
@@ -458,14 +490,15 @@ void reduce_dense_table(const TargetTable& t, int fields, Cell* cells, uint8_t* 
 
 class GpuEngine final : public Engine {
  public:
-  explicit GpuEngine(const GpuOptions& o) : options_(o) {
+  GpuEngine(const GpuOptions& o, std::string name) : options_(o), name_(std::move(name)) {
     GPUOLAP_CUDA_CHECK(cudaGetDevice(&device_));
     GPUOLAP_CUDA_CHECK(cudaGetDeviceProperties(&props_, device_));
     GPUOLAP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    costs_ = load_kernel_costs(props_.name, &costs_source_);
   }
   ~GpuEngine() override { cudaStreamDestroy(stream_); }
 
-  std::string name() const override { return "gpu"; }
+  std::string name() const override { return name_; }
   StageTimes stages() const override { return stages_; }
   std::string last_plan() const override { return plan_; }
   bool count_target_updates(bool on) override {
@@ -480,6 +513,7 @@ class GpuEngine final : public Engine {
   // How the kernel over the facts runs: into which store, with how many
   // copies per target, which pre-aggregation and launch shape.
   struct StagePlan {
+    KernelKind kernel;
     StoreKind store;
     Preagg preagg;
     unsigned copies;
@@ -489,8 +523,16 @@ class GpuEngine final : public Engine {
     bool map_in_shared;  // Preagg::run: the lean map's positions, after the store's replicas
     int resident;        // blocks per multiprocessor at once (0: this block size cannot launch)
   };
-  StagePlan choose_stage(uint64_t targets, int fields, bool dense_only, const MapImage& map) const;
-  StagePlan plan_for(int block, uint64_t targets, int fields, bool dense_only, const MapImage& map) const;
+  StagePlan choose_stage(KernelKind kernel, uint64_t targets, int fields, bool dense_only, const MapImage& map) const;
+  StagePlan plan_for(KernelKind kernel, int block, uint64_t targets, int fields, bool dense_only,
+                     const MapImage& map) const;
+  // The kernels over one input (the resident cells or those added since).
+  void launch_work_list_segments(const StagePlan& plan, const KernelInput& in, const DeviceMap& map, int fields,
+                                 const TargetTable& t);
+  void launch_cdp_rounds(const StagePlan& plan, const KernelInput& in, const DeviceMap& map, int fields,
+                         const TargetTable& t);
+  // Reads the CDP counters after the aggregate stage; throws on a failed launch.
+  void collect_cdp_stats();
   // The facts' kernel into a store of the targets [first, first + width).
   TargetTable aggregate_facts(const StagePlan& plan, const MapImage& image, const KernelInput& input,
                               const KernelInput& added, int fields, uint64_t first, uint64_t width, StageClock& clock);
@@ -508,6 +550,9 @@ class GpuEngine final : public Engine {
   }
 
   GpuOptions options_;
+  std::string name_;
+  KernelCosts costs_;  // what `auto` chooses kernels by
+  std::string costs_source_;
   int device_ = 0;
   cudaDeviceProp props_{};
   cudaStream_t stream_ = nullptr;
@@ -525,26 +570,39 @@ class GpuEngine final : public Engine {
   DeviceBuffer<Cell> cells_a_, cells_b_, phase1_cells_;
   DeviceBuffer<double> out_values_;
   DeviceBuffer<unsigned long long> updates_;
+  // Work list: a segment's fan-outs, then their inclusive sums.
+  DeviceBuffer<uint64_t> fan_out_ends_;
+  // CDP: D (the parents' page scans), the counters, and what they said.
+  DeviceBuffer<uint32_t> cdp_ends_;
+  DeviceBuffer<unsigned long long> cdp_stats_;
+  unsigned long long cdp_totals_[kCdpStatCount] = {};
+  uint64_t cdp_ends_bytes_ = 0;   // D of the last query (thesis eq. 5.1)
+  uint64_t cdp_rounds_ = 0;       // parent grids of the last query (1 + tail launches)
+  size_t pending_limit_ = 0;      // the pending-launch limit set, 0 before the first CDP query
+  int64_t pending_pool_bytes_ = 0;  // device memory the runtime reserved when it was set (thesis fig. 5.5)
 };
 
-GpuEngine::StagePlan GpuEngine::choose_stage(uint64_t targets, int fields, bool dense_only, const MapImage& map) const {
-  if (options_.block > 0 || options_.grid > 0) return plan_for(options_.block > 0 ? options_.block : 256, targets, fields, dense_only, map);
+GpuEngine::StagePlan GpuEngine::choose_stage(KernelKind kernel, uint64_t targets, int fields, bool dense_only,
+                                             const MapImage& map) const {
+  if (options_.block > 0 || options_.grid > 0 || kernel != KernelKind::source)
+    return plan_for(kernel, options_.block > 0 ? options_.block : 256, targets, fields, dense_only, map);
   // A block's shared store and packed map serve all its threads: when they
   // leave room for few blocks per multiprocessor, larger blocks keep more
   // threads resident (B3's 7,680 class tuples: 2 blocks of 256 threads).
-  StagePlan best = plan_for(256, targets, fields, dense_only, map);
+  StagePlan best = plan_for(kernel, 256, targets, fields, dense_only, map);
   for (int block : {512, 1024}) {
     if (best.resident * best.block >= 1024) break;
-    const StagePlan p = plan_for(block, targets, fields, dense_only, map);
+    const StagePlan p = plan_for(kernel, block, targets, fields, dense_only, map);
     if (p.resident * p.block > best.resident * best.block) best = p;
   }
   return best;
 }
 
-GpuEngine::StagePlan GpuEngine::plan_for(int block, uint64_t targets, int fields, bool dense_only,
+GpuEngine::StagePlan GpuEngine::plan_for(KernelKind kernel, int block, uint64_t targets, int fields, bool dense_only,
                                          const MapImage& map) const {
   const bool lean = map.is_lean();
   StagePlan p{};
+  p.kernel = kernel;
   // Copies of each target (the thesis' parallel hash functions): enough to
   // spread few hot targets over many slots, one for large areas.
   // Facts are sorted, so at any moment the grid works on neighbouring cells
@@ -557,7 +615,12 @@ GpuEngine::StagePlan GpuEngine::plan_for(int block, uint64_t targets, int fields
       options_.phf > 0 ? p.copies : static_cast<unsigned>(std::clamp<uint64_t>((uint64_t{1} << 22) / area, 1, 32));
   const size_t shared_limit = props_.sharedMemPerBlockOptin - 1024;
   const uint64_t replica_bytes = area * shared_bytes_per_target(fields);
-  const bool shared_fits = replica_bytes <= shared_limit;
+  // CDP children are grids of their own: they cannot share a parent block's
+  // shared store.
+  const bool shared_fits = replica_bytes <= shared_limit && !uses_cdp(kernel);
+  if (options_.variant == "shared" && uses_cdp(kernel))
+    throw InputError(text("gpu engine: kernel ", kernel_name(kernel), " writes from child grids, which cannot use a ",
+                          "block's shared store; use --variant hash or dense"));
   // Replicas per block: one per warp while they take at most 48 KB (more
   // shared memory per block would cost resident blocks), or --phf.
   const uint64_t warps = static_cast<uint64_t>(block) / 32;
@@ -586,10 +649,17 @@ GpuEngine::StagePlan GpuEngine::plan_for(int block, uint64_t targets, int fields
   // fastest or within noise of it on every thesis query with up to 28 K
   // targets (H200, scale 1); past that, none.
   const bool constant_map = options_.map_memory == "constant";
-  if (options_.preagg == "auto")
+  // CDP children get the thesis' strided shuffle (§4.3.4); the work list's
+  // neighbouring pairs mostly hold different targets of one cell.
+  if (options_.preagg == "auto" && kernel == KernelKind::source)
     p.preagg = lean && map.narrow && !constant_map ? Preagg::run : targets <= 65536 ? Preagg::lane0 : Preagg::none;
+  else if (options_.preagg == "auto")
+    p.preagg = uses_cdp(kernel) ? Preagg::stride : Preagg::none;
   else
     p.preagg = parse_preagg(options_.preagg);
+  if (p.preagg == Preagg::run && kernel != KernelKind::source)
+    throw InputError(text("gpu engine: --preagg run is the source kernel's; kernel ", kernel_name(kernel),
+                          " takes none, lane0, stride or match"));
   if (p.preagg == Preagg::run && !lean)
     throw InputError(text("gpu engine: --preagg run needs a map with at most one target per base in at most ",
                           kFewDims, " restricted dimensions; this one has ", map.view.dims,
@@ -605,6 +675,24 @@ GpuEngine::StagePlan GpuEngine::plan_for(int block, uint64_t targets, int fields
     const size_t positions_bytes = size_t{map.lean.entries} * sizeof(uint32_t);
     p.map_in_shared = positions_bytes <= kLeanSharedBytes && store_bytes + positions_bytes <= shared_limit;
     if (p.map_in_shared) p.shared_bytes = store_bytes + positions_bytes;
+  }
+  if (uses_cdp(kernel)) {
+    // The thesis ran two parent blocks per multiprocessor (30 on a K40c),
+    // which leaves room for children to run beside their parents.
+    if (!cdp_block_supported(block))
+      throw InputError(text("gpu engine: kernel ", kernel_name(kernel), " takes --block 128, 256, 512 or 1024, not ",
+                            block));
+    p.resident = 2;
+    p.grid = options_.grid > 0 ? options_.grid : 2 * props_.multiProcessorCount;
+    return p;
+  }
+  if (kernel == KernelKind::work_list) {
+    p.resident = work_list_blocks_per_sm(p.store, p.preagg, fields, p.block, p.shared_bytes);
+    if (p.resident == 0)
+      throw InputError(text("gpu engine: blocks of ", block, " threads do not fit on a multiprocessor with the ",
+                            "work-list kernel and this store; choose a smaller --block"));
+    p.grid = options_.grid > 0 ? options_.grid : p.resident * props_.multiProcessorCount;
+    return p;
   }
   const int lean_dims = map.lean.dims;
   p.resident = p.preagg == Preagg::run
@@ -635,15 +723,39 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
   clock.start("map");
   MapImage image = direct_map_image(map);
   const bool direct_is_lean = image.is_lean();
+  KernelKind kernel = parse_kernel(options_.kernel);  // auto: source, unless the model says otherwise below
+  // The pair kernels (work list, CDP, hybrid) answer uneven fan-out of the
+  // direct map; two-phase aggregation's phase 1 has one target per cell.
+  if (kernel != KernelKind::source && options_.two_phase == "on")
+    throw InputError(text("gpu engine: kernel ", kernel_name(kernel), " aggregates in one phase; --two-phase on ",
+                          "needs --kernel source"));
   const uint64_t max_cells = std::min<uint64_t>(uint64_t{1} << 22, std::max<uint64_t>(1024, facts.size() / 4));
   TargetClasses classes;
-  if (options_.two_phase == "on" || (options_.two_phase == "auto" && !direct_is_lean))
+  if (kernel == KernelKind::source &&
+      (options_.two_phase == "on" || (options_.two_phase == "auto" && !direct_is_lean)))
     classes = target_classes(map, max_cells);
   const bool two_phase = classes.cells > 0;
   if (options_.two_phase == "on" && !two_phase)
     throw InputError(text("gpu engine: two-phase aggregation needs at most ", max_cells,
                           " class tuples; this area has more"));
   if (two_phase) image = class_map_image(map, classes);
+  // `auto`: two-phase aggregation and thread runs make about one update per
+  // fact; the pair kernels make one per contribution, so they are weighed
+  // only where neither applies, by the cost model on a sample of the facts.
+  std::string auto_plan;
+  if (options_.kernel == "auto" && !two_phase && !direct_is_lean) {
+    const FanOutStats stats = sample_fan_out(facts, map, query.measure);
+    const std::vector<KernelPrediction> predicted = predict_kernels(stats, costs_);
+    kernel = parse_kernel(predicted.front().kernel);
+    std::string list;
+    for (const KernelPrediction& p : predicted) list += text(list.empty() ? "" : ", ", p.kernel, " ", p.seconds * 1e3);
+    auto_plan = text("auto chose kernel ", kernel_name(kernel), " (predicted aggregate ms: ", list, "; ",
+                     stats.pairs / std::max(1.0, stats.relevant), " targets per relevant fact, warp efficiency ",
+                     stats.pairs / std::max(1.0, 32 * stats.warp_steps), "; ", costs_source_, "); ");
+  } else if (options_.kernel == "auto") {
+    auto_plan = text("auto chose kernel source (", two_phase ? "two-phase" : "one target per fact",
+                     ": about one update per fact); ");
+  }
   const size_t map_bytes = image.image.bytes.size();
   // The thesis kept the map in constant memory. On Hopper that serialises
   // the lanes' different addresses (M3 ran 10x slower than with global
@@ -655,7 +767,7 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
   const uint64_t first_targets = two_phase ? classes.cells : targets;
   const int first_fields = two_phase && (fields & (kMin | kMax)) ? kMinMaxFields : fields;
   const bool lean = image.is_lean();
-  const StagePlan plan = choose_stage(first_targets, first_fields, two_phase, image);
+  const StagePlan plan = choose_stage(kernel, first_targets, first_fields, two_phase, image);
   map_global_.upload(image.image.bytes, stream_);
   image.view.global = map_global_.data();
   if (plan.preagg == Preagg::run) {
@@ -665,7 +777,8 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
     image.lean.shared_at = static_cast<uint32_t>(plan.shared_bytes - size_t{image.lean.entries} * sizeof(uint32_t));
   }
   image.view.in_constant = constant_map;
-  if (constant_map) upload_constant_map(image.image.bytes.data(), map_bytes, stream_);
+  if (constant_map && uses_cdp(kernel)) upload_cdp_constant_map(image.image.bytes.data(), map_bytes, stream_);
+  else if (constant_map) upload_constant_map(image.image.bytes.data(), map_bytes, stream_);
   ExpandImage expand;
   if (two_phase) {
     expand = expand_image(map, classes);
@@ -789,18 +902,40 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
   const char* update_kind = update.kind == CubeUpdate::full      ? "uploaded"
                             : update.kind == CubeUpdate::patched ? "patched"
                                                                  : "resident";
-  const std::string kernel = plan.preagg == Preagg::run
-                                 ? text("thread-run kernel (", image.lean.dims, " dimensions walked, map in ",
-                                        plan.map_in_shared ? "shared" : "global", " memory)")
-                                 : text(lean ? "lean kernel (" : "kernel (", image.view.dims, " dimensions walked, map in ",
-                                        constant_map ? "constant" : "global", " memory)");
+  const std::string map_place = text(image.view.dims, " dimensions walked, map in ",
+                                     constant_map ? "constant" : "global", " memory");
+  std::string kernel_plan;
+  switch (plan.kernel) {
+    case KernelKind::source:
+      kernel_plan = plan.preagg == Preagg::run
+                        ? text("thread-run kernel (", image.lean.dims, " dimensions walked, map in ",
+                               plan.map_in_shared ? "shared" : "global", " memory)")
+                        : text(lean ? "lean kernel (" : "kernel (", map_place, ")");
+      break;
+    case KernelKind::work_list: kernel_plan = text("work-list kernel (", map_place, ")"); break;
+    case KernelKind::cdp:
+    case KernelKind::hybrid:
+      kernel_plan = text(plan.kernel == KernelKind::cdp ? "CDP kernel (" : "hybrid CDP kernel (", map_place, "; ",
+                         cdp_totals_[kChildKernels], " child grids of ", cdp_totals_[kChildBlocks], " blocks, ",
+                         options_.child_grid, " child grid",
+                         plan.kernel == KernelKind::hybrid
+                             ? text(", ", cdp_totals_[kDirectPages], " pages written by the parent, ",
+                                    cdp_totals_[kHandedPages], " handed to children")
+                             : std::string(),
+                         options_.sync_every > 0 ? text(", synchronised every ", options_.sync_every, " pages (",
+                                                        cdp_rounds_, " rounds)")
+                                                 : std::string(", no synchronisation"),
+                         "; D ", cdp_ends_bytes_ / 1e6, " MB, pending-launch limit ", pending_limit_, " (",
+                         pending_pool_bytes_ / 1e6, " MB reserved))");
+      break;
+  }
   const std::string expand_plan =
       two_phase ? text("two-phase: ", classes.cells, " class tuples, expanded to ", contributions, " contributions into a ",
                        store_name(final_store), " store of the area; ")
                 : std::string();
-  plan_ = text("facts ", update_kind, update.kind == CubeUpdate::resident ? std::string() : text(" (", update.cells, " cells)"),
+  plan_ = text(auto_plan, "facts ", update_kind, update.kind == CubeUpdate::resident ? std::string() : text(" (", update.cells, " cells)"),
                ", ", cube_.size(), " resident + ", cube_.added_size(), " added cells in ", cube_.bytes() / 1e6,
-               " MB of device memory; ", expand_plan, kernel, ", store ", store_name(plan.store), ", copies ",
+               " MB of device memory; ", expand_plan, kernel_plan, ", store ", store_name(plan.store), ", copies ",
                plan.copies, ", preagg ", preagg_name(plan.preagg), ", prefilter ", compact ? "compact" : "fused",
                ", grid ", plan.grid, " x ", plan.block, " threads",
                compact ? text(", ", input.n, " relevant cells") : std::string(),
@@ -827,12 +962,24 @@ TargetTable GpuEngine::aggregate_facts(const StagePlan& plan, const MapImage& im
 
     clock.start("aggregate");
     const LaunchShape shape{plan.grid, plan.block, plan.shared_bytes, stream_, image.is_lean()};
+    if (uses_cdp(plan.kernel)) {
+      cdp_stats_.reserve(kCdpStatCount);
+      GPUOLAP_CUDA_CHECK(cudaMemsetAsync(cdp_stats_.data(), 0, kCdpStatCount * sizeof(unsigned long long), stream_));
+    }
     for (const KernelInput& in : {input, added}) {
       if (in.n == 0) continue;
-      if (plan.preagg == Preagg::run) launch_lean_run(plan.store, fields, shape, in, image.lean, t);
-      else launch_aggregate(plan.store, plan.preagg, fields, shape, in, image.view, t);
+      switch (plan.kernel) {
+        case KernelKind::source:
+          if (plan.preagg == Preagg::run) launch_lean_run(plan.store, fields, shape, in, image.lean, t);
+          else launch_aggregate(plan.store, plan.preagg, fields, shape, in, image.view, t);
+          break;
+        case KernelKind::work_list: launch_work_list_segments(plan, in, image.view, fields, t); break;
+        case KernelKind::cdp:
+        case KernelKind::hybrid: launch_cdp_rounds(plan, in, image.view, fields, t); break;
+      }
     }
     clock.stop();
+    if (uses_cdp(plan.kernel)) collect_cdp_stats();
     // A full hash store: again, twice as large (the retry's stages replace these).
     if (plan.store == StoreKind::hash && first_.overflow.download(1, stream_)[0] != 0) {
       clock.truncate(attempt);
@@ -840,6 +987,83 @@ TargetTable GpuEngine::aggregate_facts(const StagePlan& plan, const MapImage& im
     }
     return t;
   }
+}
+
+void GpuEngine::launch_work_list_segments(const StagePlan& plan, const KernelInput& in, const DeviceMap& map,
+                                          int fields, const TargetTable& t) {
+  const LaunchShape shape{plan.grid, plan.block, plan.shared_bytes, stream_, false};
+  // Segments bound the sums' memory; inputs past a few thousand cells are
+  // split at least four ways, so every test crosses segment boundaries.
+  const uint64_t segment = std::clamp<uint64_t>((in.n + 3) / 4, 1024, kWorkListSegment);
+  fan_out_ends_.reserve(std::min(in.n, segment));
+  for (uint64_t offset = 0; offset < in.n; offset += segment) {
+    const uint64_t n = std::min(segment, in.n - offset);
+    launch_count_fan_out(in, offset, n, map, fan_out_ends_.data(), stream_);
+    size_t bytes = 0;
+    const auto items = static_cast<int64_t>(n);
+    GPUOLAP_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, bytes, fan_out_ends_.data(), fan_out_ends_.data(), items, stream_));
+    GPUOLAP_CUDA_CHECK(cub::DeviceScan::InclusiveSum(temp(bytes), bytes, fan_out_ends_.data(), fan_out_ends_.data(), items, stream_));
+    // The kernel reads the segment's pair count from the sums itself.
+    launch_work_list(plan.store, plan.preagg, fields, shape, in, offset, n, fan_out_ends_.data(), map, t);
+  }
+}
+
+void GpuEngine::launch_cdp_rounds(const StagePlan& plan, const KernelInput& in, const DeviceMap& map, int fields,
+                                  const TargetTable& t) {
+  const uint64_t page_size = uint64_t{static_cast<unsigned>(plan.grid)} * static_cast<unsigned>(plan.block);
+  const uint64_t pages = (in.n + page_size - 1) / page_size;
+  const uint64_t per_round = options_.sync_every > 0 ? std::min<uint64_t>(options_.sync_every, pages) : pages;
+  CdpArgs a{};
+  a.pages_per_round = per_round;
+  a.rounds = (pages + per_round - 1) / per_round;
+  cdp_rounds_ = a.rounds;
+  a.slot_pages = per_round;
+  a.fixed_child_grid = options_.child_grid == "fixed";
+  a.hybrid = plan.kernel == KernelKind::hybrid;
+  a.stats = cdp_stats_.data();
+  // D: 4 bytes per parent thread and page of a round (thesis eq. 5.1).
+  cdp_ends_bytes_ = page_size * per_round * sizeof(uint32_t);
+  cdp_ends_.reserve(page_size * per_round);
+  a.ends = cdp_ends_.data();
+  // Each block launches at most one child per page of a round, and the
+  // round one tail launch: reserve that many pending launches, measuring
+  // the memory the device runtime takes for them.
+  const size_t needed = static_cast<size_t>(plan.grid) * per_round + 2;
+  if (needed > pending_limit_) {
+    GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    size_t free_before = 0, free_after = 0, total = 0;
+    GPUOLAP_CUDA_CHECK(cudaMemGetInfo(&free_before, &total));
+    const cudaError_t e = cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, needed);
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      throw GpuError(text("gpu engine: reserving ", needed, " pending child launches failed (",
+                                cudaGetErrorString(e), "); --sync-every k bounds them to grid x k"));
+    }
+    GPUOLAP_CUDA_CHECK(cudaMemGetInfo(&free_after, &total));
+    // The runtime may grant fewer than asked for (an H200 with CUDA 13
+    // granted about 620,000 of 1.1 million), and launches past them fail.
+    size_t granted = 0;
+    GPUOLAP_CUDA_CHECK(cudaDeviceGetLimit(&granted, cudaLimitDevRuntimePendingLaunchCount));
+    if (granted < needed)
+      throw InputError(text("gpu engine: the CDP kernel may have ", needed, " child launches pending (", plan.grid,
+                            " parent blocks x ", per_round, " pages); this GPU's device runtime allows ", granted,
+                            "; use --sync-every ", std::max<size_t>(1, (granted - 2) / plan.grid), " or less"));
+    pending_limit_ = needed;
+    pending_pool_bytes_ = static_cast<int64_t>(free_before) - static_cast<int64_t>(free_after);
+  }
+  launch_cdp(plan.store, plan.preagg, fields, LaunchShape{plan.grid, plan.block, 0, stream_, false}, in, map, t, a);
+}
+
+void GpuEngine::collect_cdp_stats() {
+  const std::vector<unsigned long long> s = cdp_stats_.download(kCdpStatCount, stream_);
+  std::copy(s.begin(), s.end(), cdp_totals_);
+  if (s[kLaunchFailures] > 0)
+    throw GpuError(text("gpu engine: ", s[kLaunchFailures], " device-side kernel launches failed, the first with ",
+                        cudaGetErrorName(static_cast<cudaError_t>(s[kFirstLaunchError])), " (",
+                        cudaGetErrorString(static_cast<cudaError_t>(s[kFirstLaunchError])), ")"));
+  if (s[kFanOutOverflow] > 0)
+    throw InputError("gpu engine: a parent page's cells reach more than 2^32 - 1 targets, more than the CDP kernel's "
+                     "4-byte counts hold; use --kernel work-list");
 }
 
 uint64_t GpuEngine::read_updates() { return count_updates_ ? updates_.download(1, stream_)[0] : 0; }
@@ -989,7 +1213,14 @@ std::string gpu_engine_limit(const FactTable& facts, const AggregationMap& map) 
   return "";
 }
 
-std::unique_ptr<Engine> make_gpu_engine(const GpuOptions& o) {
+std::unique_ptr<Engine> make_gpu_engine(const GpuOptions& options, const std::string& name) {
+  GpuOptions o = options;
+  if (name == "gpu-cdp") {
+    // The CDP engine: the thesis' CDP kernel, or the hybrid.
+    if (o.kernel == "auto") o.kernel = "cdp";
+    if (o.kernel != "cdp" && o.kernel != "hybrid")
+      throw InputError(text("engine gpu-cdp runs --kernel cdp or hybrid, not ", o.kernel, " (use engine gpu)"));
+  }
   auto one_of = [](const std::string& knob, const std::string& value, std::initializer_list<const char*> allowed) {
     for (const char* a : allowed)
       if (value == a) return;
@@ -1002,12 +1233,15 @@ std::unique_ptr<Engine> make_gpu_engine(const GpuOptions& o) {
   one_of("prefilter", o.prefilter, {"auto", "compact", "fused"});
   one_of("map-memory", o.map_memory, {"auto", "constant", "global"});
   one_of("two-phase", o.two_phase, {"auto", "on", "off"});
+  one_of("kernel", o.kernel, {"auto", "source", "work-list", "cdp", "hybrid"});
+  one_of("child-grid", o.child_grid, {"dynamic", "fixed"});
+  if (o.sync_every < 0) throw InputError("--sync-every must be 0 (no synchronisation) or a number of pages");
   if (o.phf < 0) throw InputError("--phf must be at least 1 (0 lets the engine choose)");
   if (o.block != 0 && (o.block < 32 || o.block > 1024 || o.block % 32 != 0))
     throw InputError("--block must be a multiple of 32 between 32 and 1024");
   if (o.grid < 0) throw InputError("--grid must be positive (0 lets the engine choose)");
   if (!(o.store_memory_mb >= 0)) throw InputError("--store-memory must be a size in MiB (0 lets the engine choose)");
-  return std::make_unique<GpuEngine>(o);
+  return std::make_unique<GpuEngine>(o, name);
 }
 
 }  // namespace gpuolap

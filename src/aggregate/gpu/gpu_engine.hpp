@@ -8,8 +8,9 @@
 
 namespace gpuolap {
 
+// `name` is gpu, or gpu-cdp (the CDP kernels: --kernel cdp or hybrid).
 // Throws InputError for an unknown knob value.
-std::unique_ptr<Engine> make_gpu_engine(const GpuOptions& options);
+std::unique_ptr<Engine> make_gpu_engine(const GpuOptions& options, const std::string& name = "gpu");
 
 // Why the gpu engine cannot answer a query over these facts, or "" if it can.
 std::string gpu_engine_limit(const FactTable& facts, const AggregationMap& map);

@@ -6,7 +6,7 @@
 
 namespace gpuolap {
 
-std::unique_ptr<Engine> make_gpu_engine(const GpuOptions&) {
+std::unique_ptr<Engine> make_gpu_engine(const GpuOptions&, const std::string&) {
   throw std::logic_error("make_gpu_engine: this gpuolap was built without CUDA");
 }
 

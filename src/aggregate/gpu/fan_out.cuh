@@ -1,0 +1,87 @@
+#pragma once
+// A source cell's targets one at a time: how many it has (its fan-out), and
+// its j-th (target number, weight). The kernels that give each (source,
+// target) pair its own thread — CDP children (cdp_kernels.cu), the hybrid's
+// children and the work list (work_list_kernel.cuh) — find their pair with
+// these instead of walking the cell's lists as the source kernel does.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "aggregate_kernel.cuh"
+
+namespace gpuolap::gpu {
+
+// The product of the cell's list lengths: 0 when some dimension has no
+// target for its base, or the measure has no value (NaN).
+__device__ inline uint64_t fan_out(const DeviceMap& map, uint64_t key, double value) {
+  if (value != value) return 0;
+  uint64_t n = 1;
+#pragma unroll
+  for (int d = 0; d < kMaxDims; ++d) {
+    if (d < map.dims && n) {
+      const uint32_t b = static_cast<uint32_t>((key >> map.shift[d]) & map.mask[d]);
+      n *= map_read<uint32_t>(map, map.offsets_at[d], b + 1) - map_read<uint32_t>(map, map.offsets_at[d], b);
+    }
+  }
+  return n;
+}
+
+// Target j < fan_out of the cell, in the source kernel's order (the last
+// dimension moves fastest), and its weight: the product of the dimensions'
+// weights in dimension order, as on the CPU, so min and max are exact.
+__device__ inline void nth_target(const DeviceMap& map, uint64_t key, uint64_t j, uint64_t& target, double& weight) {
+  uint32_t at[kMaxDims];
+#pragma unroll
+  for (int d = kMaxDims - 1; d >= 0; --d) {
+    if (d < map.dims) {
+      const uint32_t b = static_cast<uint32_t>((key >> map.shift[d]) & map.mask[d]);
+      const uint32_t begin = map_read<uint32_t>(map, map.offsets_at[d], b);
+      const uint32_t len = map_read<uint32_t>(map, map.offsets_at[d], b + 1) - begin;
+      at[d] = begin + static_cast<uint32_t>(j % len);
+      j /= len;
+    }
+  }
+  target = 0;
+  weight = 1.0;
+#pragma unroll
+  for (int d = 0; d < kMaxDims; ++d) {
+    if (d < map.dims) {
+      target += uint64_t{map_read<uint32_t>(map, map.positions_at[d], at[d])} * map.stride[d];
+      weight = __dmul_rn(weight, map_read<double>(map, map.weights_at[d], at[d]));
+    }
+  }
+}
+
+// The first index in [lo, hi) whose inclusive prefix sum exceeds i: the
+// source of pair i (thesis appendix D's upper bound).
+template <typename T>
+__device__ inline uint64_t upper_bound(const T* ends, uint64_t lo, uint64_t hi, uint64_t i) {
+  while (lo < hi) {
+    const uint64_t mid = lo + (hi - lo) / 2;
+    if (ends[mid] <= i) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+// Adds pair (source, j) — or nothing, for lanes past the end — after warp
+// pre-aggregation. All lanes call it together. `first_count` is the first
+// lane's source's fan-out, the stride of the thesis' shuffle (listing 3):
+// lanes a fan-out apart hold the same target index of neighbouring sources.
+template <class Store, Preagg P, int F>
+__device__ __forceinline__ void add_pair(bool valid, uint64_t key, double value, uint64_t j, unsigned first_count,
+                                         const DeviceMap& map, Store& store, unsigned copy) {
+  uint64_t target = 0;
+  Part part = Part::identity();
+  if (valid) {
+    double w;
+    nth_target(map, key, j, target, w);
+    part = Part::of(__dmul_rn(w, value));
+  }
+  const bool adds = warp_preaggregate<P, F>(valid, target, part, first_count);
+  if (adds) store.template add<F>(target, copy, part);
+  count_updates(store.t, adds);
+}
+
+}  // namespace gpuolap::gpu
