@@ -159,7 +159,8 @@ std::vector<KernelPrediction> predict_kernels(const FanOutStats& s, const Kernel
       {"hybrid", 2 * cells * c.per_cell + (s.warp_steps - s.uneven_steps) * c.per_warp_step +
                      s.uneven_pages * c.per_launch + s.uneven_pairs * c.per_child_pair},
   };
-  std::sort(p.begin(), p.end(), [](const auto& a, const auto& b) { return a.seconds < b.seconds; });
+  // Stable: a tie goes to the kernel listed first, the source kernel.
+  std::stable_sort(p.begin(), p.end(), [](const auto& a, const auto& b) { return a.seconds < b.seconds; });
   return p;
 }
 

@@ -97,7 +97,8 @@ __global__ void __launch_bounds__(kFixedChildBlock) cdp_child(KernelInput in, De
 template <class Store, Preagg P, int F>
 __device__ void launch_child(const KernelInput& in, const DeviceMap& map, const Store& store, const CdpArgs& a,
                              const ChildArgs& c) {
-  const unsigned blocks = a.fixed_child_grid ? 1u : (c.total + kChildBlock - 1) / kChildBlock;
+  const unsigned blocks =
+      a.fixed_child_grid ? 1u : static_cast<unsigned>((uint64_t{c.total} + kChildBlock - 1) / kChildBlock);
   const unsigned threads = a.fixed_child_grid ? kFixedChildBlock : kChildBlock;
   cdp_child<Store, P, F><<<blocks, threads, c.entries * sizeof(uint32_t), cudaStreamFireAndForget>>>(in, map, store, c);
   record_launch(a, cudaGetLastError(), blocks);

@@ -578,8 +578,14 @@ class GpuEngine final : public Engine {
   unsigned long long cdp_totals_[kCdpStatCount] = {};
   uint64_t cdp_ends_bytes_ = 0;   // D of the last query (thesis eq. 5.1)
   uint64_t cdp_rounds_ = 0;       // parent grids of the last query (1 + tail launches)
-  size_t pending_limit_ = 0;      // the pending-launch limit set, 0 before the first CDP query
-  int64_t pending_pool_bytes_ = 0;  // device memory the runtime reserved when it was set (thesis fig. 5.5)
+  size_t pending_limit_ = 0;      // the device's pending-launch limit at the last CDP query
+  // Device memory the runtime took for pending launches (thesis fig. 5.5):
+  // free memory before the limit was set, less after the first query that
+  // launched under it (CUDA 13 reserves nothing at cudaDeviceSetLimit).
+  size_t free_before_limit_ = 0;
+  bool pool_measured_ = true;
+  int64_t pending_pool_bytes_ = -1;
+  int cdp_sync_every_ = 0;  // pages between synchronisations in the last query (0: none)
 };
 
 GpuEngine::StagePlan GpuEngine::choose_stage(KernelKind kernel, uint64_t targets, int fields, bool dense_only,
@@ -711,6 +717,10 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
   const int fields = fields_of(query.aggregate);
   const uint64_t targets = map.target_count();
   StageClock clock(stream_);
+  // What the CDP kernels did, summed over the inputs and windows of this query.
+  std::fill(std::begin(cdp_totals_), std::end(cdp_totals_), 0ull);
+  cdp_rounds_ = 0;
+  cdp_ends_bytes_ = 0;
 
   clock.start("upload");
   const CubeUpdate update = cube_.ensure(facts, query.measure, stream_);
@@ -745,7 +755,15 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
   std::string auto_plan;
   if (options_.kernel == "auto" && !two_phase && !direct_is_lean) {
     const FanOutStats stats = sample_fan_out(facts, map, query.measure);
-    const std::vector<KernelPrediction> predicted = predict_kernels(stats, costs_);
+    std::vector<KernelPrediction> predicted = predict_kernels(stats, costs_);
+    // Only kernels the other knobs allow: CDP children cannot use a shared
+    // store and need a compiled parent block size; runs are the source
+    // kernel's.
+    std::erase_if(predicted, [&](const KernelPrediction& p) {
+      const KernelKind k = parse_kernel(p.kernel);
+      if (options_.preagg == "run") return k != KernelKind::source;
+      return uses_cdp(k) && (options_.variant == "shared" || (options_.block > 0 && !cdp_block_supported(options_.block)));
+    });
     kernel = parse_kernel(predicted.front().kernel);
     std::string list;
     for (const KernelPrediction& p : predicted) list += text(list.empty() ? "" : ", ", p.kernel, " ", p.seconds * 1e3);
@@ -922,11 +940,13 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
                              ? text(", ", cdp_totals_[kDirectPages], " pages written by the parent, ",
                                     cdp_totals_[kHandedPages], " handed to children")
                              : std::string(),
-                         options_.sync_every > 0 ? text(", synchronised every ", options_.sync_every, " pages (",
+                         cdp_sync_every_ > 0 ? text(", synchronised every ", cdp_sync_every_, " pages (",
                                                         cdp_rounds_, " rounds)")
                                                  : std::string(", no synchronisation"),
                          "; D ", cdp_ends_bytes_ / 1e6, " MB, pending-launch limit ", pending_limit_, " (",
-                         pending_pool_bytes_ / 1e6, " MB reserved))");
+                         pending_pool_bytes_ < 0 ? std::string("not measured")
+                                                 : text(pending_pool_bytes_ / 1e6, " MB"),
+                         " of device memory taken by the runtime since it was set))");
       break;
   }
   const std::string expand_plan =
@@ -947,8 +967,11 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
 TargetTable GpuEngine::aggregate_facts(const StagePlan& plan, const MapImage& image, const KernelInput& input,
                                        const KernelInput& added, int fields, uint64_t first, uint64_t width,
                                        StageClock& clock) {
+  unsigned long long cdp_before[kCdpStatCount];
+  std::copy(std::begin(cdp_totals_), std::end(cdp_totals_), cdp_before);
   for (uint64_t capacity_factor = 2;; capacity_factor *= 2) {
     const size_t attempt = clock.size();
+    std::copy(std::begin(cdp_before), std::end(cdp_before), cdp_totals_);  // a retry replaces its attempt
     clock.start("table");
     const uint64_t expected = std::min<uint64_t>(width, std::max<uint64_t>(input.n + added.n, 1)) * plan.copies;
     TargetTable t = first_.prepare(plan.store, first, width, plan.copies,
@@ -1012,26 +1035,32 @@ void GpuEngine::launch_cdp_rounds(const StagePlan& plan, const KernelInput& in, 
                                   const TargetTable& t) {
   const uint64_t page_size = uint64_t{static_cast<unsigned>(plan.grid)} * static_cast<unsigned>(plan.block);
   const uint64_t pages = (in.n + page_size - 1) / page_size;
-  const uint64_t per_round = options_.sync_every > 0 ? std::min<uint64_t>(options_.sync_every, pages) : pages;
+  // `auto` synchronises every 2,048 pages, as the thesis did (§5.5.2): the
+  // pending launches then fit what the runtime grants on any table.
+  cdp_sync_every_ = options_.sync_every > 0 ? options_.sync_every : options_.kernel == "auto" ? 2048 : 0;
+  const uint64_t per_round = cdp_sync_every_ > 0 ? std::min<uint64_t>(cdp_sync_every_, pages) : pages;
   CdpArgs a{};
   a.pages_per_round = per_round;
   a.rounds = (pages + per_round - 1) / per_round;
-  cdp_rounds_ = a.rounds;
+  cdp_rounds_ = std::max(cdp_rounds_, a.rounds);
   a.slot_pages = per_round;
   a.fixed_child_grid = options_.child_grid == "fixed";
   a.hybrid = plan.kernel == KernelKind::hybrid;
   a.stats = cdp_stats_.data();
   // D: 4 bytes per parent thread and page of a round (thesis eq. 5.1).
-  cdp_ends_bytes_ = page_size * per_round * sizeof(uint32_t);
+  cdp_ends_bytes_ = std::max(cdp_ends_bytes_, page_size * per_round * sizeof(uint32_t));
   cdp_ends_.reserve(page_size * per_round);
   a.ends = cdp_ends_.data();
   // Each block launches at most one child per page of a round, and the
   // round one tail launch: reserve that many pending launches, measuring
   // the memory the device runtime takes for them.
   const size_t needed = static_cast<size_t>(plan.grid) * per_round + 2;
+  // The limit is the device's, not this engine's: another engine may have
+  // set it lower since.
+  GPUOLAP_CUDA_CHECK(cudaDeviceGetLimit(&pending_limit_, cudaLimitDevRuntimePendingLaunchCount));
   if (needed > pending_limit_) {
     GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    size_t free_before = 0, free_after = 0, total = 0;
+    size_t free_before = 0, total = 0;
     GPUOLAP_CUDA_CHECK(cudaMemGetInfo(&free_before, &total));
     const cudaError_t e = cudaDeviceSetLimit(cudaLimitDevRuntimePendingLaunchCount, needed);
     if (e != cudaSuccess) {
@@ -1039,9 +1068,8 @@ void GpuEngine::launch_cdp_rounds(const StagePlan& plan, const KernelInput& in, 
       throw GpuError(text("gpu engine: reserving ", needed, " pending child launches failed (",
                                 cudaGetErrorString(e), "); --sync-every k bounds them to grid x k"));
     }
-    GPUOLAP_CUDA_CHECK(cudaMemGetInfo(&free_after, &total));
     // The runtime may grant fewer than asked for (an H200 with CUDA 13
-    // granted about 620,000 of 1.1 million), and launches past them fail.
+    // granted 599,186 of 1.1 million), and launches past them fail.
     size_t granted = 0;
     GPUOLAP_CUDA_CHECK(cudaDeviceGetLimit(&granted, cudaLimitDevRuntimePendingLaunchCount));
     if (granted < needed)
@@ -1049,14 +1077,21 @@ void GpuEngine::launch_cdp_rounds(const StagePlan& plan, const KernelInput& in, 
                             " parent blocks x ", per_round, " pages); this GPU's device runtime allows ", granted,
                             "; use --sync-every ", std::max<size_t>(1, (granted - 2) / plan.grid), " or less"));
     pending_limit_ = needed;
-    pending_pool_bytes_ = static_cast<int64_t>(free_before) - static_cast<int64_t>(free_after);
+    free_before_limit_ = free_before;
+    pool_measured_ = false;
   }
   launch_cdp(plan.store, plan.preagg, fields, LaunchShape{plan.grid, plan.block, 0, stream_, false}, in, map, t, a);
 }
 
 void GpuEngine::collect_cdp_stats() {
   const std::vector<unsigned long long> s = cdp_stats_.download(kCdpStatCount, stream_);
-  std::copy(s.begin(), s.end(), cdp_totals_);
+  for (int i = 0; i < kCdpStatCount; ++i) cdp_totals_[i] += s[i];
+  if (!pool_measured_) {
+    size_t free_now = 0, total = 0;
+    GPUOLAP_CUDA_CHECK(cudaMemGetInfo(&free_now, &total));
+    pending_pool_bytes_ = static_cast<int64_t>(free_before_limit_) - static_cast<int64_t>(free_now);
+    pool_measured_ = true;
+  }
   if (s[kLaunchFailures] > 0)
     throw GpuError(text("gpu engine: ", s[kLaunchFailures], " device-side kernel launches failed, the first with ",
                         cudaGetErrorName(static_cast<cudaError_t>(s[kFirstLaunchError])), " (",
@@ -1101,6 +1136,8 @@ void GpuEngine::release_stores() {
   slots_sorted_ = {};
   out_values_ = {};
   temp_ = {};
+  fan_out_ends_ = {};
+  cdp_ends_ = {};
 }
 
 AreaResult GpuEngine::compact_dense(const TargetTable& t, int fields, Aggregate a, StageClock& clock) {

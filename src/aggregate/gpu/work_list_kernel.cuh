@@ -23,6 +23,9 @@ __global__ void count_fan_out_kernel(KernelInput in, uint64_t offset, uint64_t n
 // read here, is the segment's pair count, so the host need not wait for it).
 // Each block takes tiles of blockDim.x consecutive pairs; one thread finds
 // the tile's range of sources, and every thread searches only that range.
+// (Two variants that spread a warp's pairs apart — lane l taking pairs 32 l
+// + k, or the tile transposed — hung the random-cube test on the GPU; the
+// cause was not found. See bench/README.md.)
 template <class Store, Preagg P, int F>
 __global__ void work_list_kernel(KernelInput in, uint64_t offset, uint64_t n, const uint64_t* ends, DeviceMap map,
                                  Store store) {
