@@ -49,7 +49,10 @@ struct KernelCosts {
   double per_pair = 0.048e-9;        // work list, one pair
   double per_child_pair = 0.027e-9;  // CDP child, one pair
   double per_launch = 0.72e-6;       // CDP, one child launch
-  uint64_t cpu_below_facts = 90000;  // below this many facts the CPU answers first
+  // The CPU against the GPU's fixed cost (`auto`): a GPU query on the demo
+  // cube (1,406 facts), and cpu-parallel per (fact, target) contribution.
+  double gpu_fixed = 0.15e-3;
+  double cpu_per_contribution = 1.8e-9;
 };
 
 // The costs `auto` uses: from the calibration file when there is one (and
@@ -60,6 +63,15 @@ KernelCosts load_kernel_costs(const std::string& gpu_name, std::string* source =
 // ~/.config/gpuolap/calibration.json.
 std::string calibration_path();
 void save_kernel_costs(const KernelCosts& costs, const std::string& path);
+
+// (Fact, target) contributions of an area over `cells` facts, estimated
+// from the map alone (each dimension's mean list length over its bases,
+// as if facts were spread evenly over bases): O(bases), for deciding
+// between CPU and GPU before touching the facts.
+double estimated_contributions(const AggregationMap& map, uint64_t cells);
+
+// Whether the CPU answers before the GPU has paid its fixed cost.
+bool cpu_answers_first(const AggregationMap& map, uint64_t cells, const KernelCosts& c);
 
 struct KernelPrediction {
   std::string kernel;  // source, work-list, cdp, hybrid

@@ -14,9 +14,9 @@ namespace {
 // Below this many facts, spreading work over threads costs more than it saves.
 constexpr size_t kParallelMinFacts = 200000;
 // `auto` on a machine with a GPU: the gpu engine, unless a query is outside
-// what it handles, or the table is so small that the CPU answers before the
-// GPU's fixed costs are paid (KernelCosts::cpu_below_facts, from `gpuolap
-// calibrate`); then cpu-parallel, saying why in the plan.
+// what it handles, or the query so small that the CPU answers before the
+// GPU has paid its fixed cost (cpu_answers_first, with the costs `gpuolap
+// calibrate` measured); then cpu-parallel, saying why in the plan.
 class GpuFirstEngine final : public Engine {
  public:
   GpuFirstEngine(std::unique_ptr<Engine> gpu, const std::string& gpu_name) : gpu_(std::move(gpu)) {
@@ -25,12 +25,14 @@ class GpuFirstEngine final : public Engine {
   std::string name() const override { return used_gpu_ ? gpu_->name() : cpu_.name(); }
   AreaResult run(const FactTable& facts, const AggregationMap& map, const AreaQuery& query) override {
     const std::string limit = gpu_engine_limit(facts, map);
-    used_gpu_ = limit.empty() && facts.size() >= costs_.cpu_below_facts;
+    used_gpu_ = limit.empty() && !cpu_answers_first(map, facts.size(), costs_);
     fallback_ = !limit.empty() ? "cpu-parallel, because " + limit
-                : !used_gpu_   ? fmt::format("cpu-parallel, because {} facts are fewer than the {} below which the CPU "
-                                             "answers before the GPU ({})",
-                                             facts.size(), costs_.cpu_below_facts, costs_source_)
-                               : "";
+                : !used_gpu_
+                    ? fmt::format("cpu-parallel, because its about {:.0f} contributions take less than the GPU's fixed "
+                                  "{:.3f} ms ({})",
+                                  std::max<double>(facts.size(), estimated_contributions(map, facts.size())),
+                                  costs_.gpu_fixed * 1e3, costs_source_)
+                    : "";
     return used_gpu_ ? gpu_->run(facts, map, query) : cpu_.run(facts, map, query);
   }
   StageTimes stages() const override { return used_gpu_ ? gpu_->stages() : StageTimes{}; }

@@ -114,7 +114,9 @@ KernelCosts load_kernel_costs(const std::string& gpu_name, std::string* source) 
       *field(c, i) = j.at(kFields[i]).get<double>();
       if (!(*field(c, i) >= 0) || !std::isfinite(*field(c, i))) throw std::runtime_error(std::string(kFields[i]) + " is not a time");
     }
-    c.cpu_below_facts = j.at("cpu_below_facts").get<uint64_t>();
+    c.gpu_fixed = j.at("gpu_fixed_s").get<double>();
+    c.cpu_per_contribution = j.at("cpu_per_contribution_s").get<double>();
+    if (!(c.gpu_fixed >= 0) || !(c.cpu_per_contribution > 0)) throw std::runtime_error("the CPU and GPU fixed costs are not times");
     say(fmt::format("costs calibrated on this GPU ({})", path));
     return c;
   } catch (const std::exception& e) {
@@ -128,7 +130,8 @@ void save_kernel_costs(const KernelCosts& c, const std::string& path) {
   j["gpu"] = c.gpu;
   KernelCosts copy = c;
   for (int i = 0; i < 5; ++i) j[kFields[i]] = *field(copy, i);
-  j["cpu_below_facts"] = c.cpu_below_facts;
+  j["gpu_fixed_s"] = c.gpu_fixed;
+  j["cpu_per_contribution_s"] = c.cpu_per_contribution;
   const std::filesystem::path p(path);
   std::error_code ec;
   if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
@@ -144,6 +147,23 @@ void save_kernel_costs(const KernelCosts& c, const std::string& path) {
     std::filesystem::remove(tmp, ec);
     throw InputError(fmt::format("{}: cannot write the calibration", path));
   }
+}
+
+double estimated_contributions(const AggregationMap& map, uint64_t cells) {
+  double per_fact = 1;
+  for (size_t d = 0; d < map.dimension_count(); ++d) {
+    const DimensionMap& dm = map.dimension(d);
+    const size_t bases = dm.offsets.size() - 1;
+    if (bases > 0) per_fact *= static_cast<double>(dm.offsets.back()) / static_cast<double>(bases);
+  }
+  return per_fact * static_cast<double>(cells);
+}
+
+bool cpu_answers_first(const AggregationMap& map, uint64_t cells, const KernelCosts& c) {
+  // At least one look per fact, whatever its fan-out.
+  if (static_cast<double>(cells) * c.cpu_per_contribution >= c.gpu_fixed) return false;
+  const double cpu = std::max(static_cast<double>(cells), estimated_contributions(map, cells)) * c.cpu_per_contribution;
+  return cpu < c.gpu_fixed;
 }
 
 std::vector<KernelPrediction> predict_kernels(const FanOutStats& s, const KernelCosts& c) {

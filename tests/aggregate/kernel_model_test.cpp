@@ -74,6 +74,33 @@ TEST(KernelModel, PredictionsFollowTheWarpEfficiency) {
   EXPECT_NE(predict_kernels(skewed, c).front().kernel, "source");
 }
 
+// The CPU answers first only where the work is small: few facts, and few
+// targets per fact.
+TEST(KernelModel, TheCpuAnswersFirstOnlyWhereTheWorkIsSmall) {
+  const GeneratedCube cube = generate_machines(0.0005, 3, {});
+  KernelCosts c;
+  c.gpu_fixed = 0.15e-3;
+  c.cpu_per_contribution = 2e-9;  // the GPU's fixed cost buys 75,000 contributions
+  for (const char* name : {"M1", "M3"}) {
+    const NamedQuery& nq = query_named(cube, name);
+    const AreaQuery q = parse_query_json(cube.schema, nq.json, nq.name);
+    const AggregationMap map(cube.schema, q);
+    const FanOutStats exact = sample_fan_out(cube.facts, map, q.measure);  // the whole (small) table
+    const double estimate = estimated_contributions(map, cube.facts.size());
+    EXPECT_GT(estimate, exact.pairs / 4) << name;
+    EXPECT_LT(estimate, exact.pairs * 4) << name;
+  }
+  const auto decide = [&](const char* name, uint64_t cells) {
+    const NamedQuery& nq = query_named(cube, name);
+    const AggregationMap map(cube.schema, parse_query_json(cube.schema, nq.json, nq.name));
+    return cpu_answers_first(map, cells, c);
+  };
+  EXPECT_TRUE(decide("M1", 20000));      // one target per fact: 40 us on the CPU
+  EXPECT_FALSE(decide("M1", 100000));    // 200 us
+  EXPECT_FALSE(decide("M3", 20000));     // about 150 targets per fact
+  EXPECT_TRUE(decide("M3", 100));
+}
+
 TEST(KernelModel, CalibrationsAreKeptPerGpuAndBadFilesFallBackToDefaults) {
   const auto dir = testing::fresh_test_path("model");
   const std::string path = (dir / "sub" / "calibration.json").string();
@@ -85,11 +112,11 @@ TEST(KernelModel, CalibrationsAreKeptPerGpuAndBadFilesFallBackToDefaults) {
   KernelCosts measured;
   measured.gpu = "GPU X";
   measured.per_pair = 1.25e-10;
-  measured.cpu_below_facts = 12345;
+  measured.gpu_fixed = 0.5e-3;
   save_kernel_costs(measured, path);
   const KernelCosts back = load_kernel_costs("GPU X", &source);
   EXPECT_DOUBLE_EQ(back.per_pair, 1.25e-10);
-  EXPECT_EQ(back.cpu_below_facts, 12345u);
+  EXPECT_DOUBLE_EQ(back.gpu_fixed, 0.5e-3);
   EXPECT_NE(source.find("calibrated"), std::string::npos) << source;
 
   EXPECT_EQ(load_kernel_costs("GPU Y", &source).per_pair, KernelCosts{}.per_pair);
