@@ -70,8 +70,11 @@ std::vector<GpuOptions> pair_kernel_grid(bool cdp_only) {
           for (int sync_every : {0, 1, 3}) {
             o.child_grid = child_grid;
             o.sync_every = sync_every;
-            o.grid = i % 4 == 3 ? 0 : 2;
-            o.block = i % 4 == 3 ? 0 : 128;
+            // Parent shapes rotate with a period (3) prime to the other
+            // knobs' (2, 4, 12): 2 blocks of 128 or 1024, or the default.
+            const int shape = i % 3;
+            o.grid = shape == 2 ? 0 : 2;
+            o.block = shape == 2 ? 0 : std::array{128, 1024}[shape];
             add(o);
           }
       }

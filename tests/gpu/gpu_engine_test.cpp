@@ -205,12 +205,22 @@ TEST(GpuEngine, WritesPatchTheDeviceCopyAndAnswersStayExact) {
     std::mt19937_64 rng(seed);
     const KeyCodec& codec = cube.schema.codec();
     FactStore store(codec, std::move(cube.facts));
-    std::vector<GpuOptions> configs(3);
+    std::vector<GpuOptions> configs(6);
     configs[1].variant = "hash";
     configs[1].preagg = "match";
     configs[1].two_phase = "off";
     configs[2].prefilter = "compact";
     configs[2].two_phase = "off";
+    // The pair kernels run the added cells as a second input through the
+    // same D and counters (CDP: pages of 256 cells, rounds of 2 pages).
+    configs[3].kernel = "work-list";
+    configs[4].kernel = "cdp";
+    configs[4].grid = 2;
+    configs[4].block = 128;
+    configs[4].sync_every = 2;
+    configs[5].kernel = "hybrid";
+    configs[5].grid = 2;
+    configs[5].block = 128;
     std::vector<EngineChoice> engines;
     for (const GpuOptions& o : configs) engines.push_back(make_engine("gpu", store.table().size(), o));
     auto random_key = [&] {
@@ -322,12 +332,19 @@ TEST(GpuEngine, CountsTheTargetStoresUpdates) {
 // An area whose store does not fit the memory allowed is aggregated in
 // chunks of target numbers, one phase or two, with the same answers.
 TEST(GpuEngine, AreasLargerThanTheStoreMemoryAreAggregatedInChunks) {
-  std::vector<GpuOptions> configs(4);
+  std::vector<GpuOptions> configs(7);
   configs[1].two_phase = "off";
   configs[1].variant = "hash";
   configs[2].two_phase = "off";
   configs[2].variant = "dense";
   configs[3].two_phase = "on";
+  // The pair kernels once per window of targets.
+  configs[4].kernel = "work-list";
+  configs[5].kernel = "cdp";
+  configs[5].variant = "hash";
+  configs[6].kernel = "hybrid";
+  configs[6].grid = 2;
+  configs[6].block = 128;
   for (GpuOptions& o : configs) o.store_memory_mb = 16.0 / 1024;  // 16 KiB
   size_t chunked = 0;
   for (uint64_t seed = 30; seed < 42; ++seed) {
