@@ -1049,7 +1049,13 @@ void GpuEngine::launch_cdp_rounds(const StagePlan& plan, const KernelInput& in, 
   a.stats = cdp_stats_.data();
   // D: 4 bytes per parent thread and page of a round (thesis eq. 5.1).
   cdp_ends_bytes_ = std::max(cdp_ends_bytes_, page_size * per_round * sizeof(uint32_t));
-  cdp_ends_.reserve(page_size * per_round);
+  try {
+    cdp_ends_.reserve(page_size * per_round);
+  } catch (const GpuOutOfMemory&) {
+    // Not the target store's fault: splitting the area would not help.
+    throw GpuError(text("gpu engine: D, the CDP parents' page scans, needs ", page_size * per_round * 4,
+                        " bytes of device memory; --sync-every k bounds it to grid x block x k x 4 bytes"));
+  }
   a.ends = cdp_ends_.data();
   // Each block launches at most one child per page of a round, and the
   // round one tail launch: reserve that many pending launches, measuring
