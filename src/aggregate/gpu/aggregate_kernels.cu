@@ -13,12 +13,27 @@ namespace gpuolap::gpu {
 
 namespace {
 
+// Lets a kernel take more than the default 48 KB of dynamic shared memory.
+template <class Kernel>
+void allow_shared(Kernel kernel, size_t shared_bytes) {
+  if (shared_bytes > 48 * 1024)
+    GPUOLAP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            static_cast<int>(shared_bytes)));
+}
+
+// Blocks of `block` threads of the kernel that fit on one multiprocessor.
+template <class Kernel>
+int blocks_per_sm(Kernel kernel, int block, size_t shared_bytes) {
+  allow_shared(kernel, shared_bytes);
+  int blocks = 0;
+  GPUOLAP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, block, shared_bytes));
+  return blocks;
+}
+
 template <class Store, Preagg P, int F, int D, bool Single>
 void launch_shape(const LaunchShape& s, const KernelInput& in, const DeviceMap& map, const TargetTable& table) {
   auto kernel = aggregate_kernel<Store, P, F, D, Single>;
-  if (s.shared_bytes > 48 * 1024)
-    GPUOLAP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            static_cast<int>(s.shared_bytes)));
+  allow_shared(kernel, s.shared_bytes);
   Store store{};
   store.t = table;
   kernel<<<s.grid, s.block, s.shared_bytes, s.stream>>>(in, map, store);
@@ -33,13 +48,7 @@ void launch(const LaunchShape& s, const KernelInput& in, const DeviceMap& map, c
 
 template <class Store, Preagg P, int F, int D, bool Single>
 int occupancy_of(int block, size_t shared_bytes) {
-  auto kernel = aggregate_kernel<Store, P, F, D, Single>;
-  if (shared_bytes > 48 * 1024)
-    GPUOLAP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            static_cast<int>(shared_bytes)));
-  int blocks = 0;
-  GPUOLAP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, block, shared_bytes));
-  return blocks;
+  return blocks_per_sm(aggregate_kernel<Store, P, F, D, Single>, block, shared_bytes);
 }
 
 // Calls fn.template call<Store, P, F>() for the run-time choice.
@@ -136,13 +145,7 @@ struct WorkListOccupancy {
   size_t shared_bytes;
   template <class S, Preagg P, int F>
   int call() {
-    auto kernel = work_list_kernel<S, P, F>;
-    if (shared_bytes > 48 * 1024)
-      GPUOLAP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              static_cast<int>(shared_bytes)));
-    int blocks = 0;
-    GPUOLAP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, block, shared_bytes));
-    return blocks;
+    return blocks_per_sm(work_list_kernel<S, P, F>, block, shared_bytes);
   }
 };
 }  // namespace
@@ -221,13 +224,11 @@ namespace {
 template <class Store, int F, int D>
 void run_with(const LaunchShape& s, const KernelInput& in, const LeanMap& map, const TargetTable& table, int* blocks) {
   auto kernel = lean_run_kernel<Store, F, D>;
-  if (s.shared_bytes > 48 * 1024)
-    GPUOLAP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            static_cast<int>(s.shared_bytes)));
   if (blocks) {
-    GPUOLAP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(blocks, kernel, s.block, s.shared_bytes));
+    *blocks = blocks_per_sm(kernel, s.block, s.shared_bytes);
     return;
   }
+  allow_shared(kernel, s.shared_bytes);
   Store store{};
   store.t = table;
   kernel<<<s.grid, s.block, s.shared_bytes, s.stream>>>(in, map, store);

@@ -116,7 +116,7 @@ __global__ void __launch_bounds__(B) cdp_parent(KernelInput in, DeviceMap map, S
   const uint64_t pages = (in.n + page_size - 1) / page_size;
   const uint64_t first_page = round * a.pages_per_round;
   const uint64_t end_page = first_page + a.pages_per_round < pages ? first_page + a.pages_per_round : pages;
-  uint32_t* region = a.ends + uint64_t{blockIdx.x} * a.slot_pages * B;
+  uint32_t* region = a.ends + uint64_t{blockIdx.x} * a.pages_per_round * B;
   const unsigned copy = static_cast<unsigned>((uint64_t{blockIdx.x} * B + threadIdx.x) %
                                               (store.t.copies ? store.t.copies : 1));
 

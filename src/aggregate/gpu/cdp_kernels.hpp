@@ -32,10 +32,9 @@ constexpr int kChildBlock = 256;
 constexpr int kFixedChildBlock = 1024;
 
 struct CdpArgs {
-  // D of the thesis: per parent block, `slot_pages` pages of blockDim.x
+  // D of the thesis: per parent block, pages_per_round pages of blockDim.x
   // uint32 inclusive prefix sums of the page's fan-outs.
   uint32_t* ends;
-  uint64_t slot_pages;
   // Pages a block handles per parent grid. With explicit synchronisation
   // every k pages (--sync-every k), the grid then tail-launches the next
   // round, which the device runtime starts only after this grid and all its

@@ -1043,7 +1043,6 @@ void GpuEngine::launch_cdp_rounds(const StagePlan& plan, const KernelInput& in, 
   a.pages_per_round = per_round;
   a.rounds = (pages + per_round - 1) / per_round;
   cdp_rounds_ = std::max(cdp_rounds_, a.rounds);
-  a.slot_pages = per_round;
   a.fixed_child_grid = options_.child_grid == "fixed";
   a.hybrid = plan.kernel == KernelKind::hybrid;
   a.stats = cdp_stats_.data();
