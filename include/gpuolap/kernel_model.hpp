@@ -66,7 +66,7 @@ void save_kernel_costs(const KernelCosts& costs, const std::string& path);
 
 // (Fact, target) contributions of an area over `cells` facts, estimated
 // from the map alone (each dimension's mean list length over its bases,
-// as if facts were spread evenly over bases): O(bases), for deciding
+// as if facts were spread evenly over bases): O(dimensions), for deciding
 // between CPU and GPU before touching the facts.
 double estimated_contributions(const AggregationMap& map, uint64_t cells);
 

@@ -27,12 +27,11 @@ class GpuFirstEngine final : public Engine {
     const std::string limit = gpu_engine_limit(facts, map);
     used_gpu_ = limit.empty() && !cpu_answers_first(map, facts.size(), costs_);
     fallback_ = !limit.empty() ? "cpu-parallel, because " + limit
-                : !used_gpu_
-                    ? fmt::format("cpu-parallel, because its about {:.0f} contributions take less than the GPU's fixed "
-                                  "{:.3f} ms ({})",
-                                  std::max<double>(facts.size(), estimated_contributions(map, facts.size())),
-                                  costs_.gpu_fixed * 1e3, costs_source_)
-                    : "";
+                : !used_gpu_ ? fmt::format("cpu-parallel, because its about {:.0f} contributions (at least one per "
+                                           "fact) take less than the GPU's fixed {:.3f} ms ({})",
+                                           std::max<double>(facts.size(), estimated_contributions(map, facts.size())),
+                                           costs_.gpu_fixed * 1e3, costs_source_)
+                             : "";
     return used_gpu_ ? gpu_->run(facts, map, query) : cpu_.run(facts, map, query);
   }
   StageTimes stages() const override { return used_gpu_ ? gpu_->stages() : StageTimes{}; }

@@ -161,7 +161,6 @@ double estimated_contributions(const AggregationMap& map, uint64_t cells) {
 
 bool cpu_answers_first(const AggregationMap& map, uint64_t cells, const KernelCosts& c) {
   // At least one look per fact, whatever its fan-out.
-  if (static_cast<double>(cells) * c.cpu_per_contribution >= c.gpu_fixed) return false;
   const double cpu = std::max(static_cast<double>(cells), estimated_contributions(map, cells)) * c.cpu_per_contribution;
   return cpu < c.gpu_fixed;
 }
