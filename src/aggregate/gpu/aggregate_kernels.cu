@@ -40,9 +40,12 @@ void launch_shape(const LaunchShape& s, const KernelInput& in, const DeviceMap& 
   GPUOLAP_CHECK_LAUNCH("aggregate_kernel");
 }
 
+// Maps of at most kFewDims dimensions get kernels whose loops over the
+// dimensions are that short (M3's walk: 3 dimensions, not 16 predicated).
 template <class Store, Preagg P, int F>
 void launch(const LaunchShape& s, const KernelInput& in, const DeviceMap& map, const TargetTable& table) {
   if (s.lean) launch_shape<Store, P, F, kFewDims, true>(s, in, map, table);
+  else if (map.dims <= kFewDims) launch_shape<Store, P, F, kFewDims, false>(s, in, map, table);
   else launch_shape<Store, P, F, kMaxDims, false>(s, in, map, table);
 }
 
@@ -97,12 +100,14 @@ struct Launcher {
 
 struct OccupancyQuery {
   bool lean;
+  bool few_dims;
   int block;
   size_t shared_bytes;
   template <class S, Preagg P, int F>
   int call() {
-    return lean ? occupancy_of<S, P, F, kFewDims, true>(block, shared_bytes)
-                : occupancy_of<S, P, F, kMaxDims, false>(block, shared_bytes);
+    if (lean) return occupancy_of<S, P, F, kFewDims, true>(block, shared_bytes);
+    if (few_dims) return occupancy_of<S, P, F, kFewDims, false>(block, shared_bytes);
+    return occupancy_of<S, P, F, kMaxDims, false>(block, shared_bytes);
   }
 };
 
@@ -126,26 +131,31 @@ struct WorkListLauncher {
   const uint64_t* ends;
   const DeviceMap& map;
   const TargetTable& table;
-  template <class S, Preagg P, int F>
-  int call() {
-    auto kernel = work_list_kernel<S, P, F>;
-    if (shape.shared_bytes > 48 * 1024)
-      GPUOLAP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              static_cast<int>(shape.shared_bytes)));
+  template <class S, Preagg P, int F, int D>
+  void launch_dims() {
+    auto kernel = work_list_kernel<S, P, F, D>;
+    allow_shared(kernel, shape.shared_bytes);
     S store{};
     store.t = table;
     kernel<<<shape.grid, shape.block, shape.shared_bytes, shape.stream>>>(input, offset, n, ends, map, store);
     GPUOLAP_CHECK_LAUNCH("work_list_kernel");
+  }
+  template <class S, Preagg P, int F>
+  int call() {
+    if (map.dims <= kFewDims) launch_dims<S, P, F, kFewDims>();
+    else launch_dims<S, P, F, kMaxDims>();
     return 0;
   }
 };
 
 struct WorkListOccupancy {
+  bool few_dims;
   int block;
   size_t shared_bytes;
   template <class S, Preagg P, int F>
   int call() {
-    return blocks_per_sm(work_list_kernel<S, P, F>, block, shared_bytes);
+    return few_dims ? blocks_per_sm(work_list_kernel<S, P, F, kFewDims>, block, shared_bytes)
+                    : blocks_per_sm(work_list_kernel<S, P, F, kMaxDims>, block, shared_bytes);
   }
 };
 }  // namespace
@@ -164,8 +174,9 @@ void launch_work_list(StoreKind store, Preagg preagg, int fields, const LaunchSh
   dispatch(store, preagg, fields, launcher);
 }
 
-int work_list_blocks_per_sm(StoreKind store, Preagg preagg, int fields, int block, size_t shared_bytes) {
-  WorkListOccupancy query{block, shared_bytes};
+int work_list_blocks_per_sm(StoreKind store, Preagg preagg, int fields, bool few_dims, int block,
+                            size_t shared_bytes) {
+  WorkListOccupancy query{few_dims, block, shared_bytes};
   return dispatch(store, preagg, fields, query);
 }
 
@@ -292,8 +303,9 @@ size_t shared_bytes_per_target(int fields) {
   return bytes;
 }
 
-int resident_blocks_per_sm(StoreKind store, Preagg preagg, int fields, bool lean, int block, size_t shared_bytes) {
-  OccupancyQuery query{lean, block, shared_bytes};
+int resident_blocks_per_sm(StoreKind store, Preagg preagg, int fields, bool lean, bool few_dims, int block,
+                           size_t shared_bytes) {
+  OccupancyQuery query{lean, few_dims, block, shared_bytes};
   return dispatch(store, preagg, fields, query);
 }
 

@@ -53,12 +53,15 @@ void launch_count_fan_out(const KernelInput& input, uint64_t offset, uint64_t n,
 void launch_work_list(StoreKind store, Preagg preagg, int fields, const LaunchShape& shape, const KernelInput& input,
                       uint64_t offset, uint64_t n, const uint64_t* ends, const DeviceMap& map,
                       const TargetTable& table);
-int work_list_blocks_per_sm(StoreKind store, Preagg preagg, int fields, int block, size_t shared_bytes);
+int work_list_blocks_per_sm(StoreKind store, Preagg preagg, int fields, bool few_dims, int block,
+                            size_t shared_bytes);
 
 // Shared-memory bytes a block needs per target for a field set.
 size_t shared_bytes_per_target(int fields);
 
-// Blocks of `block` threads that fit on one multiprocessor at once.
-int resident_blocks_per_sm(StoreKind store, Preagg preagg, int fields, bool lean, int block, size_t shared_bytes);
+// Blocks of `block` threads that fit on one multiprocessor at once (few_dims:
+// the map has at most kFewDims dimensions, whose kernels are built apart).
+int resident_blocks_per_sm(StoreKind store, Preagg preagg, int fields, bool lean, bool few_dims, int block,
+                           size_t shared_bytes);
 
 }  // namespace gpuolap::gpu

@@ -27,30 +27,59 @@ __device__ inline uint64_t fan_out(const DeviceMap& map, uint64_t key, double va
   return n;
 }
 
-// Target j < fan_out of the cell, in the source kernel's order (the last
-// dimension moves fastest), and its weight: the product of the dimensions'
-// weights in dimension order, as on the CPU, so min and max are exact.
-__device__ inline void nth_target(const DeviceMap& map, uint64_t key, uint64_t j, uint64_t& target, double& weight) {
-  uint32_t at[kMaxDims];
+// The digits of the cell's target j < fan_out, in the source kernel's order
+// (the last dimension moves fastest): per dimension d, the position at[d]
+// in the base's target list [begin[d], end[d]). D bounds the map's
+// dimensions (kFewDims when it has at most that many: the loops shrink to
+// what the map has). The digits come from 32-bit division whenever j fits,
+// which is nearly always (a cell with 2^32 targets is an area of 2^32 cells).
+template <int D>
+__device__ __forceinline__ void pair_digits(const DeviceMap& map, uint64_t key, uint64_t j, uint32_t (&at)[D],
+                                            uint32_t (&begin)[D], uint32_t (&end)[D]) {
+  const bool narrow = j <= 0xffffffffull;
+  uint32_t j32 = static_cast<uint32_t>(j);
 #pragma unroll
-  for (int d = kMaxDims - 1; d >= 0; --d) {
+  for (int d = D - 1; d >= 0; --d) {
     if (d < map.dims) {
       const uint32_t b = static_cast<uint32_t>((key >> map.shift[d]) & map.mask[d]);
-      const uint32_t begin = map_read<uint32_t>(map, map.offsets_at[d], b);
-      const uint32_t len = map_read<uint32_t>(map, map.offsets_at[d], b + 1) - begin;
-      at[d] = begin + static_cast<uint32_t>(j % len);
-      j /= len;
+      begin[d] = map_read<uint32_t>(map, map.offsets_at[d], b);
+      end[d] = map_read<uint32_t>(map, map.offsets_at[d], b + 1);
+      const uint32_t len = end[d] - begin[d];
+      if (narrow) {
+        const uint32_t q = j32 / len;
+        at[d] = begin[d] + (j32 - q * len);
+        j32 = q;
+      } else {
+        at[d] = begin[d] + static_cast<uint32_t>(j % len);
+        j /= len;
+      }
     }
   }
+}
+
+// The target and weight at those digits: the weight is the product of the
+// dimensions' weights in dimension order, as on the CPU, so min and max are
+// exact.
+template <int D>
+__device__ __forceinline__ void digits_target(const DeviceMap& map, const uint32_t (&at)[D], uint64_t& target,
+                                              double& weight) {
   target = 0;
   weight = 1.0;
 #pragma unroll
-  for (int d = 0; d < kMaxDims; ++d) {
+  for (int d = 0; d < D; ++d) {
     if (d < map.dims) {
       target += uint64_t{map_read<uint32_t>(map, map.positions_at[d], at[d])} * map.stride[d];
       weight = __dmul_rn(weight, map_read<double>(map, map.weights_at[d], at[d]));
     }
   }
+}
+
+// Target j < fan_out of the cell and its weight.
+template <int D = kMaxDims>
+__device__ inline void nth_target(const DeviceMap& map, uint64_t key, uint64_t j, uint64_t& target, double& weight) {
+  uint32_t at[D], begin[D], end[D];
+  pair_digits<D>(map, key, j, at, begin, end);
+  digits_target<D>(map, at, target, weight);
 }
 
 // The first index in [lo, hi) whose inclusive prefix sum exceeds i: the
@@ -65,18 +94,32 @@ __device__ inline uint64_t upper_bound(const T* ends, uint64_t lo, uint64_t hi, 
   return lo;
 }
 
+// upper_bound over [lo, n) when the answer is likely near lo: steps of
+// doubling length, then a binary search within the last. Needs every end
+// before lo to be at most i.
+template <typename T>
+__device__ inline uint64_t gallop_upper_bound(const T* ends, uint64_t lo, uint64_t n, uint64_t i) {
+  uint64_t hi = lo, step = 1;
+  while (hi < n && ends[hi] <= i) {
+    lo = hi + 1;
+    hi += step;
+    step *= 2;
+  }
+  return upper_bound(ends, lo, hi < n ? hi : n, i);
+}
+
 // Adds pair (source, j) — or nothing, for lanes past the end — after warp
 // pre-aggregation. All lanes call it together. `first_count` is the first
 // lane's source's fan-out, the stride of the thesis' shuffle (listing 3):
 // lanes a fan-out apart hold the same target index of neighbouring sources.
-template <class Store, Preagg P, int F>
+template <class Store, Preagg P, int F, int D = kMaxDims>
 __device__ __forceinline__ void add_pair(bool valid, uint64_t key, double value, uint64_t j, unsigned first_count,
                                          const DeviceMap& map, Store& store, unsigned copy) {
   uint64_t target = 0;
   Part part = Part::identity();
   if (valid) {
     double w;
-    nth_target(map, key, j, target, w);
+    nth_target<D>(map, key, j, target, w);
     part = Part::of(__dmul_rn(w, value));
   }
   const bool adds = warp_preaggregate<P, F>(valid, target, part, first_count);

@@ -693,7 +693,7 @@ GpuEngine::StagePlan GpuEngine::plan_for(KernelKind kernel, int block, uint64_t 
     return p;
   }
   if (kernel == KernelKind::work_list) {
-    p.resident = work_list_blocks_per_sm(p.store, p.preagg, fields, p.block, p.shared_bytes);
+    p.resident = work_list_blocks_per_sm(p.store, p.preagg, fields, map.view.dims <= kFewDims, p.block, p.shared_bytes);
     if (p.resident == 0)
       throw InputError(text("gpu engine: blocks of ", block, " threads do not fit on a multiprocessor with the ",
                             "work-list kernel and this store; choose a smaller --block"));
@@ -703,7 +703,8 @@ GpuEngine::StagePlan GpuEngine::plan_for(KernelKind kernel, int block, uint64_t 
   const int lean_dims = map.lean.dims;
   p.resident = p.preagg == Preagg::run
                    ? lean_run_blocks_per_sm(p.store, fields, lean_dims, p.block, p.shared_bytes)
-                   : resident_blocks_per_sm(p.store, p.preagg, fields, lean, p.block, p.shared_bytes);
+                   : resident_blocks_per_sm(p.store, p.preagg, fields, lean, map.view.dims <= kFewDims, p.block,
+                                            p.shared_bytes);
   if (p.resident == 0 && options_.block > 0)
     throw InputError(text("gpu engine: blocks of ", block, " threads do not fit on a multiprocessor with this kernel ",
                           "and store (registers or shared memory); choose a smaller --block"));
