@@ -40,19 +40,23 @@ struct FanOutStats {
 FanOutStats sample_fan_out(const FactTable& facts, const AggregationMap& map, size_t measure);
 
 // Seconds per unit of work on one GPU. The defaults are what `gpuolap
-// calibrate --scale 0.1` measured on an H200 (bench/results/
-// h200-pair-kernels-cdp-2026-11-22.md).
+// calibrate --scale 0.1` measured on an H100 with the work list dealing runs
+// of pairs (bench/results/h100-work-list-runs-2026-11-22.md). A full warp
+// step of the source kernel costs about a third of 32 work-list pairs, so the
+// work list wins only where the source kernel's lanes are busy less than
+// about a third of its steps.
 struct KernelCosts {
-  std::string gpu;                   // the GPU they were measured on ("" for the defaults)
-  double per_cell = 3.6e-12;         // reading a fact (16 B at streaming bandwidth)
-  double per_warp_step = 0.56e-9;    // source kernel, one warp step (all its lanes' updates)
-  double per_pair = 0.048e-9;        // work list, one pair
-  double per_child_pair = 0.027e-9;  // CDP child, one pair
-  double per_launch = 0.72e-6;       // CDP, one child launch
+  std::string gpu;                    // the GPU they were measured on ("" for the defaults)
+  double per_cell = 5.2e-12;          // reading a fact (16 B at streaming bandwidth)
+  double per_warp_step = 0.375e-9;    // source kernel, one warp step (all its lanes' updates)
+  double per_pair = 0.0387e-9;        // work list, one pair
+  double per_child_pair = 0.0279e-9;  // CDP child, one pair
+  double per_launch = 0.756e-6;       // CDP, one child launch
   // The CPU against the GPU's fixed cost (`auto`): a GPU query on the demo
-  // cube (1,406 facts), and cpu-parallel per (fact, target) contribution.
-  double gpu_fixed = 0.15e-3;
-  double cpu_per_contribution = 1.8e-9;
+  // cube (1,406 facts), and cpu-parallel per (fact, target) contribution
+  // (the H100 host's 16 threads).
+  double gpu_fixed = 0.21e-3;
+  double cpu_per_contribution = 2.44e-9;
 };
 
 // The costs `auto` uses: from the calibration file when there is one (and

@@ -99,7 +99,7 @@ KernelCosts load_kernel_costs(const std::string& gpu_name, std::string* source) 
   };
   std::ifstream in(path);
   if (!in) {
-    say("default costs, measured on an H200 (run `gpuolap calibrate` for this GPU)");
+    say("default costs, measured on an H100 (run `gpuolap calibrate` for this GPU)");
     return defaults;
   }
   try {

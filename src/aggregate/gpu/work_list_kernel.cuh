@@ -47,8 +47,10 @@ __global__ void work_list_kernel(KernelInput in, uint64_t offset, uint64_t n, co
   const uint64_t total = n ? ends[n - 1] : 0;
   const uint64_t tile = uint64_t{blockDim.x} * kWorkListRun;
   const uint64_t tiles = (total + tile - 1) / tile;
-  const uint64_t k_begin = tiles * blockIdx.x / gridDim.x;
-  const uint64_t k_end = tiles * (blockIdx.x + 1) / gridDim.x;
+  // Block b's tiles: an even share, the first tiles % gridDim.x blocks one more.
+  const uint64_t share = tiles / gridDim.x, extra = tiles % gridDim.x;
+  const uint64_t k_begin = share * blockIdx.x + (blockIdx.x < extra ? blockIdx.x : extra);
+  const uint64_t k_end = k_begin + share + (blockIdx.x < extra ? 1 : 0);
   const unsigned copy = static_cast<unsigned>((uint64_t{blockIdx.x} * blockDim.x + threadIdx.x) %
                                               (store.t.copies ? store.t.copies : 1));
   // Thread 0: every source before `from` ends at or before the next tile's first pair.
