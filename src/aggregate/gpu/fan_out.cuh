@@ -14,11 +14,12 @@ namespace gpuolap::gpu {
 
 // The product of the cell's list lengths: 0 when some dimension has no
 // target for its base, or the measure has no value (NaN).
+template <int D = kMaxDims>
 __device__ inline uint64_t fan_out(const DeviceMap& map, uint64_t key, double value) {
   if (value != value) return 0;
   uint64_t n = 1;
 #pragma unroll
-  for (int d = 0; d < kMaxDims; ++d) {
+  for (int d = 0; d < D; ++d) {
     if (d < map.dims && n) {
       const uint32_t b = static_cast<uint32_t>((key >> map.shift[d]) & map.mask[d]);
       n *= map_read<uint32_t>(map, map.offsets_at[d], b + 1) - map_read<uint32_t>(map, map.offsets_at[d], b);
