@@ -67,9 +67,9 @@ __device__ inline void record_launch(const CdpArgs& a, cudaError_t error, unsign
   if (atomicAdd(&a.stats[kLaunchFailures], 1ull) == 0) a.stats[kFirstLaunchError] = static_cast<unsigned long long>(error);
 }
 
-// D bounds the map's dimensions (kFewDims for maps of at most that many:
+// Dims bounds the map's dimensions (kFewDims for maps of at most that many:
 // shorter loops, as for the source kernel and the work list).
-template <class Store, Preagg P, int F, int D>
+template <class Store, Preagg P, int F, int Dims>
 __global__ void __launch_bounds__(kFixedChildBlock) cdp_child(KernelInput in, DeviceMap map, Store store, ChildArgs c) {
   extern __shared__ uint32_t ends[];
   for (uint32_t e = threadIdx.x; e < c.entries; e += blockDim.x) ends[e] = c.ends[e];
@@ -92,21 +92,21 @@ __global__ void __launch_bounds__(kFixedChildBlock) cdp_child(KernelInput in, De
       key = in.keys[cell];
       value = in.values[cell];
     }
-    add_pair<Store, P, F, D>(valid, key, value, i - start, first_count, map, store, copy);
+    add_pair<Store, P, F, Dims>(valid, key, value, i - start, first_count, map, store, copy);
   }
 }
 
-template <class Store, Preagg P, int F, int D>
+template <class Store, Preagg P, int F, int Dims>
 __device__ void launch_child(const KernelInput& in, const DeviceMap& map, const Store& store, const CdpArgs& a,
                              const ChildArgs& c) {
   const unsigned blocks =
       a.fixed_child_grid ? 1u : static_cast<unsigned>((uint64_t{c.total} + kChildBlock - 1) / kChildBlock);
   const unsigned threads = a.fixed_child_grid ? kFixedChildBlock : kChildBlock;
-  cdp_child<Store, P, F, D><<<blocks, threads, c.entries * sizeof(uint32_t), cudaStreamFireAndForget>>>(in, map, store, c);
+  cdp_child<Store, P, F, Dims><<<blocks, threads, c.entries * sizeof(uint32_t), cudaStreamFireAndForget>>>(in, map, store, c);
   record_launch(a, cudaGetLastError(), blocks);
 }
 
-template <class Store, Preagg P, int F, int B, int D>
+template <class Store, Preagg P, int F, int B, int Dims>
 __global__ void __launch_bounds__(B) cdp_parent(KernelInput in, DeviceMap map, Store store, CdpArgs a, uint64_t round) {
   using Scan = cub::BlockScan<unsigned long long, B>;
   using Reduce = cub::BlockReduce<double, B>;
@@ -134,7 +134,7 @@ __global__ void __launch_bounds__(B) cdp_parent(KernelInput in, DeviceMap map, S
       const ChildArgs c{region + (slot - pending) * B, pending * B, B,
                         pending_first * page_size + uint64_t{blockIdx.x} * B, page_size,
                         static_cast<uint32_t>(pending_total)};
-      launch_child<Store, P, F, D>(in, map, store, a, c);
+      launch_child<Store, P, F, Dims>(in, map, store, a, c);
     }
     pending = 0;
     pending_total = 0;
@@ -150,7 +150,7 @@ __global__ void __launch_bounds__(B) cdp_parent(KernelInput in, DeviceMap map, S
       key = in.keys[cell];
       value = in.values[cell];
     }
-    const unsigned long long count = present ? fan_out<D>(map, key, value) : 0;
+    const unsigned long long count = present ? fan_out<Dims>(map, key, value) : 0;
     unsigned long long sum, total;
     Scan(scan_storage).InclusiveSum(count, sum, total);
     if (a.hybrid) {
@@ -167,7 +167,7 @@ __global__ void __launch_bounds__(B) cdp_parent(KernelInput in, DeviceMap map, S
       if (page_even) {
         // A run of uneven pages ends here; this page is the parent's.
         hand_off();
-        if (total) aggregate_cell<Store, P, F, D, false>(present, key, value, map, store, copy);
+        if (total) aggregate_cell<Store, P, F, Dims, false>(present, key, value, map, store, copy);
         if (threadIdx.x == 0 && total) atomicAdd(&a.stats[kDirectPages], 1ull);
         __syncthreads();  // scan and reduce storage are reused
         continue;
@@ -201,7 +201,7 @@ __global__ void __launch_bounds__(B) cdp_parent(KernelInput in, DeviceMap map, S
 
   // The next round, once this grid and its children are done.
   if (round + 1 < a.rounds && blockIdx.x == 0 && threadIdx.x == 0) {
-    cdp_parent<Store, P, F, B, D><<<gridDim.x, B, 0, cudaStreamTailLaunch>>>(in, map, store, a, round + 1);
+    cdp_parent<Store, P, F, B, Dims><<<gridDim.x, B, 0, cudaStreamTailLaunch>>>(in, map, store, a, round + 1);
     const cudaError_t error = cudaGetLastError();
     if (error != cudaSuccess && atomicAdd(&a.stats[kLaunchFailures], 1ull) == 0)
       a.stats[kFirstLaunchError] = static_cast<unsigned long long>(error);

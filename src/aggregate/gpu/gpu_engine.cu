@@ -693,7 +693,8 @@ GpuEngine::StagePlan GpuEngine::plan_for(KernelKind kernel, int block, uint64_t 
     return p;
   }
   if (kernel == KernelKind::work_list) {
-    p.resident = work_list_blocks_per_sm(p.store, p.preagg, fields, map.view.dims <= kFewDims, p.block, p.shared_bytes);
+    p.resident =
+        work_list_blocks_per_sm(p.store, p.preagg, fields, map.view.dims <= kFewDims, p.block, p.shared_bytes);
     if (p.resident == 0)
       throw InputError(text("gpu engine: blocks of ", block, " threads do not fit on a multiprocessor with the ",
                             "work-list kernel and this store; choose a smaller --block"));

@@ -35,9 +35,10 @@ constexpr int kWorkListRun = 8;
 // by stepping its cell's targets as the source kernel does (an odometer),
 // moving on to the next cell where one ends. A pair costs a step, not a
 // search and a division per dimension, and every lane of a warp has the
-// same number of pairs, however unevenly the cells fan out. The loop over a
-// run has the same trip count in every lane, so the warp-wide
-// pre-aggregation's shuffles stay convergent. D bounds the map's dimensions.
+// same number of pairs (but in the last, partial tile), however unevenly
+// the cells fan out. The loop over a run makes the same number of passes in
+// every lane, so the warp-wide pre-aggregation's shuffles stay convergent.
+// D bounds the map's dimensions.
 template <class Store, Preagg P, int F, int D>
 __global__ void work_list_kernel(KernelInput in, uint64_t offset, uint64_t n, const uint64_t* ends, DeviceMap map,
                                  Store store) {
@@ -106,7 +107,10 @@ __global__ void work_list_kernel(KernelInput in, uint64_t offset, uint64_t n, co
           }
         }
       }
-      // The thesis' shuffle stride: the fan-out of lane 0's cell.
+      // The thesis' shuffle stride is the fan-out N of lane 0's cell. With
+      // runs, lanes N apart are 8 N pairs apart, so the strided shuffle finds
+      // fewer equal targets than in the thesis' layout; it only ever merges
+      // equal targets, so the answer is the same (auto takes none here).
       const unsigned first_count = static_cast<unsigned>(__shfl_sync(kFullWarp, valid ? stop - start : 0ull, 0));
       const bool adds = warp_preaggregate<P, F>(valid, target, part, first_count);
       if (adds) store.template add<F>(target, copy, part);
