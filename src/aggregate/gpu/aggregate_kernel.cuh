@@ -186,6 +186,40 @@ __device__ inline T map_read(const DeviceMap& m, uint32_t byte_offset, uint32_t 
   return __ldg(reinterpret_cast<const T*>(m.global + byte_offset) + i);
 }
 
+// A cell's walk over its targets, one digit per dimension: at[d] indexes the
+// base's target list [begin[d], end[d]) of dimension d (D bounds the map's
+// dimensions). The target and weight at the digits: the weight is multiplied
+// in dimension order, as on the CPU, so min and max are bit-identical;
+// __dmul_rn keeps the compiler from fusing.
+template <int D>
+__device__ __forceinline__ void digits_target(const DeviceMap& map, const uint32_t (&at)[D], uint64_t& target,
+                                              double& weight) {
+  target = 0;
+  weight = 1.0;
+#pragma unroll
+  for (int d = 0; d < D; ++d) {
+    if (d < map.dims) {
+      target += uint64_t{map_read<uint32_t>(map, map.positions_at[d], at[d])} * map.stride[d];
+      weight = __dmul_rn(weight, map_read<double>(map, map.weights_at[d], at[d]));
+    }
+  }
+}
+
+// The next target's digits (an odometer: the last dimension moves fastest);
+// after the last target they wrap round to the first.
+template <int D>
+__device__ __forceinline__ void step_digits(const DeviceMap& map, uint32_t (&at)[D], const uint32_t (&begin)[D],
+                                            const uint32_t (&end)[D]) {
+  bool carried = true;
+#pragma unroll
+  for (int d = D - 1; d >= 0; --d) {
+    if (d < map.dims && carried) {
+      if (++at[d] < end[d]) carried = false;
+      else at[d] = begin[d];
+    }
+  }
+}
+
 struct KernelInput {
   const uint64_t* keys;
   const double* values;
@@ -243,26 +277,10 @@ __device__ __forceinline__ void aggregate_cell(bool present, uint64_t key, doubl
     uint64_t target = 0;
     Part part = Part::identity();
     if (valid) {
-      // The weight is multiplied in dimension order, as on the CPU, so min
-      // and max are bit-identical; __dmul_rn keeps the compiler from fusing.
-      double w = 1.0;
-#pragma unroll
-      for (int d = 0; d < D; ++d) {
-        if (d < map.dims) {
-          target += uint64_t{map_read<uint32_t>(map, map.positions_at[d], at[d])} * map.stride[d];
-          w = __dmul_rn(w, map_read<double>(map, map.weights_at[d], at[d]));
-        }
-      }
+      double w;
+      digits_target<D>(map, at, target, w);
       part = Part::of(__dmul_rn(w, value));
-      // Odometer: the last dimension moves fastest.
-      bool carried = true;
-#pragma unroll
-      for (int d = D - 1; d >= 0; --d) {
-        if (d < map.dims && carried) {
-          if (++at[d] < end[d]) carried = false;
-          else at[d] = begin[d];
-        }
-      }
+      step_digits<D>(map, at, begin, end);
     }
     const bool adds = warp_preaggregate<P, F>(valid, target, part, first_lane_count);
     if (adds) store.template add<F>(target, copy, part);

@@ -58,23 +58,6 @@ __device__ __forceinline__ void pair_digits(const DeviceMap& map, uint64_t key, 
   }
 }
 
-// The target and weight at those digits: the weight is the product of the
-// dimensions' weights in dimension order, as on the CPU, so min and max are
-// exact.
-template <int D>
-__device__ __forceinline__ void digits_target(const DeviceMap& map, const uint32_t (&at)[D], uint64_t& target,
-                                              double& weight) {
-  target = 0;
-  weight = 1.0;
-#pragma unroll
-  for (int d = 0; d < D; ++d) {
-    if (d < map.dims) {
-      target += uint64_t{map_read<uint32_t>(map, map.positions_at[d], at[d])} * map.stride[d];
-      weight = __dmul_rn(weight, map_read<double>(map, map.weights_at[d], at[d]));
-    }
-  }
-}
-
 // Target j < fan_out of the cell and its weight.
 template <int D = kMaxDims>
 __device__ inline void nth_target(const DeviceMap& map, uint64_t key, uint64_t j, uint64_t& target, double& weight) {

@@ -97,15 +97,7 @@ __global__ void work_list_kernel(KernelInput in, uint64_t offset, uint64_t n, co
         double w;
         digits_target<D>(map, at, target, w);
         part = Part::of(__dmul_rn(w, value));
-        // Odometer: the last dimension moves fastest.
-        bool carried = true;
-#pragma unroll
-        for (int d = D - 1; d >= 0; --d) {
-          if (d < map.dims && carried) {
-            if (++at[d] < end[d]) carried = false;
-            else at[d] = begin[d];
-          }
-        }
+        step_digits<D>(map, at, begin, end);
       }
       // The thesis' shuffle stride is the fan-out N of lane 0's cell. With
       // runs, lanes N apart are 8 N pairs apart, so the strided shuffle finds
