@@ -114,42 +114,54 @@ struct DenseStore : GlobalStore {
 // global memory when the block is done. With few targets, each warp (or
 // group of warps) gets its own replica, so warps never contend for a slot
 // (shared-memory double atomics are compare-and-swap loops on sm_90).
+// Which slots were touched is a bitmap (a count says it where one is kept):
+// a byte per slot would keep M3's 27,968 class tuples (sums) out of the
+// 227 KB a block may take.
 struct SharedStore {
   TargetTable t;
   double* sum;
   unsigned* count;
   unsigned long long* min;
   unsigned long long* max;
-  uint8_t* touched;
-  uint64_t base;  // this thread's replica: replica * targets
+  unsigned* touched;  // bit i % 32 of word i / 32: slot i has a contribution (fields without kCount)
+  uint64_t base;      // this thread's replica: replica * targets
 
   template <int F>
   __device__ void bind(uint8_t* smem) {
-    // Layout: 8-byte fields first, then counts, then touched flags; each
-    // array holds `replicas` copies of the targets.
+    // Layout (shared_store_bytes): 8-byte fields first, then counts, then
+    // the touched bitmap; each array holds `replicas` copies of the targets.
     uint8_t* p = smem;
     const uint64_t n = t.targets * t.replicas;
     if (F & kSum) { sum = reinterpret_cast<double*>(p); p += 8 * n; }
     if (F & kMin) { min = reinterpret_cast<unsigned long long*>(p); p += 8 * n; }
     if (F & kMax) { max = reinterpret_cast<unsigned long long*>(p); p += 8 * n; }
     if (F & kCount) { count = reinterpret_cast<unsigned*>(p); p += 4 * n; }
-    touched = p;
+    touched = reinterpret_cast<unsigned*>(p);
     for (uint64_t i = threadIdx.x; i < n; i += blockDim.x) {
       if (F & kSum) sum[i] = 0.0;
       if (F & kMin) min[i] = kMinIdentity;
       if (F & kMax) max[i] = kMaxIdentity;
       if (F & kCount) count[i] = 0;
-      touched[i] = 0;
     }
+    if (!(F & kCount))
+      for (uint64_t w = threadIdx.x; w < (n + 31) / 32; w += blockDim.x) touched[w] = 0;
     base = uint64_t{(threadIdx.x / 32) % t.replicas} * t.targets;
     __syncthreads();
+  }
+  template <int F>
+  __device__ bool is_touched(uint64_t i) const {
+    if (F & kCount) return count[i] > 0;
+    return (touched[i / 32] >> (i % 32)) & 1u;
   }
   template <int F>
   __device__ void add(uint64_t target, unsigned, const Part& p) {
     const uint64_t x = target - t.first;
     if (x >= t.targets) return;  // another chunk's
     const uint64_t i = base + x;
-    if (!touched[i]) touched[i] = 1;
+    if (!(F & kCount)) {
+      const unsigned bit = 1u << (i % 32);
+      if (!(touched[i / 32] & bit)) atomicOr(&touched[i / 32], bit);
+    }
     if (F & kSum) atomicAdd(&sum[i], p.sum);
     if (F & kCount) atomicAdd(&count[i], p.count);
     if (F & kMin) atomicMin(&min[i], static_cast<unsigned long long>(p.min));
@@ -163,7 +175,7 @@ struct SharedStore {
       bool any = false;
       for (unsigned r = 0; r < t.replicas; ++r) {
         const uint64_t i = uint64_t{r} * t.targets + x;
-        if (!touched[i]) continue;
+        if (!is_touched<F>(i)) continue;
         any = true;
         Part q{0.0, 0u, kMinIdentity, kMaxIdentity};
         if (F & kSum) q.sum = sum[i];
@@ -173,7 +185,7 @@ struct SharedStore {
         p.merge<F>(q);
       }
       if (!any) continue;
-      if (!t.touched[x]) t.touched[x] = 1;
+      if (!(F & kCount) && !t.touched[x]) t.touched[x] = 1;
       add_to_slot<F>(t, x, p);
     }
   }
@@ -225,6 +237,12 @@ struct KernelInput {
   const double* values;
   const uint32_t* cells;  // prefiltered cell indices, or nullptr for every cell
   uint64_t n;             // cells to visit
+  // The thread-run kernel's page skipping (fused prefilter: cells is null):
+  // when not null, the kernel visits only these pages of `page_size` cells
+  // (ascending, page_size a multiple of its step), dealt evenly to its warps.
+  const uint32_t* pages = nullptr;
+  uint64_t page_count = 0;
+  uint64_t page_size = 0;
 };
 
 // One source cell: walk its targets (the cartesian product of its
@@ -351,10 +369,10 @@ __device__ inline void class_list(const ExpandMap& em, int d, uint64_t x, uint32
 }
 
 template <class Store, int F>
-__global__ void expand_kernel(const Cell* cells, const uint64_t* ends, uint64_t n, uint64_t total, ExpandMap em,
-                              Store store) {
+__global__ void expand_kernel(const Cell* cells, const uint64_t* ends, uint64_t n, ExpandMap em, Store store) {
   extern __shared__ __align__(16) uint8_t smem[];
   store.template bind<F>(smem);
+  const uint64_t total = n ? ends[n - 1] : 0;
   const uint64_t threads = uint64_t{gridDim.x} * blockDim.x;
   const uint64_t id = uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
   const unsigned copy = static_cast<unsigned>(id % (store.t.copies ? store.t.copies : 1));

@@ -1,6 +1,9 @@
 // Instantiates the aggregation kernel for every store, pre-aggregation method
 // and field set, and dispatches to them at run time.
 #include <algorithm>
+#include <map>
+#include <mutex>
+#include <tuple>
 #include <stdexcept>
 
 #include "aggregate_kernel.cuh"
@@ -13,20 +16,48 @@ namespace gpuolap::gpu {
 
 namespace {
 
+// What the runtime said about a kernel on a device, kept: every query plans
+// its launch, and these calls took part of its planning time.
+struct KernelFacts {
+  std::mutex mutex;
+  std::map<std::pair<const void*, int>, size_t> shared_allowed;               // (kernel, device) -> bytes
+  std::map<std::tuple<const void*, int, int, size_t>, int> blocks_per_sm;  // (kernel, device, block, shared)
+};
+KernelFacts& kernel_facts() {
+  static KernelFacts facts;
+  return facts;
+}
+
+int current_device() {
+  int device = 0;
+  GPUOLAP_CUDA_CHECK(cudaGetDevice(&device));
+  return device;
+}
+
 // Lets a kernel take more than the default 48 KB of dynamic shared memory.
 template <class Kernel>
 void allow_shared(Kernel kernel, size_t shared_bytes) {
-  if (shared_bytes > 48 * 1024)
-    GPUOLAP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                            static_cast<int>(shared_bytes)));
+  if (shared_bytes <= 48 * 1024) return;
+  KernelFacts& facts = kernel_facts();
+  const std::lock_guard lock(facts.mutex);
+  size_t& allowed = facts.shared_allowed[{reinterpret_cast<const void*>(kernel), current_device()}];
+  if (shared_bytes <= allowed) return;
+  GPUOLAP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                          static_cast<int>(shared_bytes)));
+  allowed = shared_bytes;
 }
 
 // Blocks of `block` threads of the kernel that fit on one multiprocessor.
 template <class Kernel>
 int blocks_per_sm(Kernel kernel, int block, size_t shared_bytes) {
   allow_shared(kernel, shared_bytes);
+  KernelFacts& facts = kernel_facts();
+  const std::lock_guard lock(facts.mutex);
+  const auto key = std::make_tuple(reinterpret_cast<const void*>(kernel), current_device(), block, shared_bytes);
+  if (const auto known = facts.blocks_per_sm.find(key); known != facts.blocks_per_sm.end()) return known->second;
   int blocks = 0;
   GPUOLAP_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, kernel, block, shared_bytes));
+  facts.blocks_per_sm.emplace(key, blocks);
   return blocks;
 }
 
@@ -198,22 +229,22 @@ __global__ void count_expansions(const uint8_t* nonempty, uint64_t n, ExpandMap 
 }
 
 template <class Store, int F>
-void expand(const LaunchShape& s, const Cell* cells, const uint64_t* ends, uint64_t n, uint64_t total,
+void expand(const LaunchShape& s, const Cell* cells, const uint64_t* ends, uint64_t n,
             const ExpandMap& map, const TargetTable& table) {
   Store store{};
   store.t = table;
-  expand_kernel<Store, F><<<s.grid, s.block, 0, s.stream>>>(cells, ends, n, total, map, store);
+  expand_kernel<Store, F><<<s.grid, s.block, 0, s.stream>>>(cells, ends, n, map, store);
   GPUOLAP_CHECK_LAUNCH("expand_kernel");
 }
 
 template <class Store>
 void expand_fields(int fields, const LaunchShape& s, const Cell* cells, const uint64_t* ends, uint64_t n,
-                   uint64_t total, const ExpandMap& map, const TargetTable& table) {
+                   const ExpandMap& map, const TargetTable& table) {
   switch (fields) {
-    case kSumFields: return expand<Store, kSumFields>(s, cells, ends, n, total, map, table);
-    case kSumCountFields: return expand<Store, kSumCountFields>(s, cells, ends, n, total, map, table);
-    case kMinFields: return expand<Store, kMinFields>(s, cells, ends, n, total, map, table);
-    default: return expand<Store, kMaxFields>(s, cells, ends, n, total, map, table);
+    case kSumFields: return expand<Store, kSumFields>(s, cells, ends, n, map, table);
+    case kSumCountFields: return expand<Store, kSumCountFields>(s, cells, ends, n, map, table);
+    case kMinFields: return expand<Store, kMinFields>(s, cells, ends, n, map, table);
+    default: return expand<Store, kMaxFields>(s, cells, ends, n, map, table);
   }
 }
 }  // namespace
@@ -226,9 +257,9 @@ void launch_count_expansions(const uint8_t* nonempty, uint64_t n, const ExpandMa
 }
 
 void launch_expand(StoreKind store, int fields, const LaunchShape& shape, const Cell* cells, const uint64_t* ends,
-                   uint64_t n, uint64_t total, const ExpandMap& map, const TargetTable& table) {
-  if (store == StoreKind::hash) expand_fields<HashStore>(fields, shape, cells, ends, n, total, map, table);
-  else expand_fields<DenseStore>(fields, shape, cells, ends, n, total, map, table);
+                   uint64_t n, const ExpandMap& map, const TargetTable& table) {
+  if (store == StoreKind::hash) expand_fields<HashStore>(fields, shape, cells, ends, n, map, table);
+  else expand_fields<DenseStore>(fields, shape, cells, ends, n, map, table);
 }
 
 namespace {
@@ -294,13 +325,15 @@ int lean_run_blocks_per_sm(StoreKind store, int fields, int dims, int block, siz
   return blocks;
 }
 
-size_t shared_bytes_per_target(int fields) {
-  size_t bytes = 1;  // touched flag
-  if (fields & kSum) bytes += 8;
-  if (fields & kMin) bytes += 8;
-  if (fields & kMax) bytes += 8;
-  if (fields & kCount) bytes += 4;
-  return bytes;
+size_t shared_store_bytes(int fields, uint64_t slots) {
+  size_t per_slot = 0;
+  if (fields & kSum) per_slot += 8;
+  if (fields & kMin) per_slot += 8;
+  if (fields & kMax) per_slot += 8;
+  if (fields & kCount) per_slot += 4;
+  // The touched bitmap (a count says it where one is kept).
+  const size_t bitmap = (fields & kCount) ? 0 : 4 * ((slots + 31) / 32);
+  return per_slot * slots + bitmap;
 }
 
 int resident_blocks_per_sm(StoreKind store, Preagg preagg, int fields, bool lean, bool few_dims, int block,

@@ -38,12 +38,12 @@ int lean_run_blocks_per_sm(StoreKind store, int fields, int dims, int block, siz
 
 // Phase 2 of two-phase aggregation (hash or dense store): counts[x], the
 // targets of class tuple x (0 when empty); then, with ends = the inclusive
-// prefix sums of counts and total = ends[n - 1], one thread per (tuple,
-// target) pair.
+// prefix sums of counts, a grid-stride loop over the ends[n - 1] (tuple,
+// target) pairs, read on the device (the host need not wait for them).
 void launch_count_expansions(const uint8_t* nonempty, uint64_t n, const ExpandMap& map, uint64_t* counts,
                              cudaStream_t stream);
 void launch_expand(StoreKind store, int fields, const LaunchShape& shape, const Cell* cells, const uint64_t* ends,
-                   uint64_t n, uint64_t total, const ExpandMap& map, const TargetTable& table);
+                   uint64_t n, const ExpandMap& map, const TargetTable& table);
 
 // The work list (work_list_kernel.cuh) over cells [offset, offset + n) of
 // the input: counts[i], the fan-out of cell offset + i; then, with ends =
@@ -56,8 +56,9 @@ void launch_work_list(StoreKind store, Preagg preagg, int fields, const LaunchSh
 int work_list_blocks_per_sm(StoreKind store, Preagg preagg, int fields, bool few_dims, int block,
                             size_t shared_bytes);
 
-// Shared-memory bytes a block needs per target for a field set.
-size_t shared_bytes_per_target(int fields);
+// Shared-memory bytes of a block's shared store of `slots` slots (targets x
+// replicas) for a field set.
+size_t shared_store_bytes(int fields, uint64_t slots);
 
 // Blocks of `block` threads that fit on one multiprocessor at once (few_dims:
 // the map has at most kFewDims dimensions, whose kernels are built apart).

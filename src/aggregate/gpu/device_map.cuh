@@ -44,6 +44,11 @@ constexpr uint32_t kNoWeights = ~0u;
 // Position arrays up to this size go to shared memory.
 constexpr size_t kLeanSharedBytes = 32 * 1024;
 
+// The thread-run kernel's facts per lane loaded at once, and its warp's step
+// (page skipping needs pages of a multiple of it).
+constexpr int kLeanRunBatch = 4;
+constexpr uint64_t kLeanRunStep = 32 * kLeanRunBatch;
+
 struct LeanMap {
   int dims;
   const uint8_t* global;    // base of the global copy

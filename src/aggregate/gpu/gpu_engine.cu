@@ -1,24 +1,30 @@
 // The gpu engine's pipeline (thesis §4.2), each stage timed with CUDA events:
 //   upload    facts to the device once, then only the cells written since
 //             (device_cube.cuh)
-//   map       the aggregation map (or, two-phase, the class map) to constant,
-//             global or — packed for thread runs — shared memory
+//   plan      on the host: the kernel's map (or, two-phase, the classes and
+//             the class map), the kernel, store and launch shape
+//   map       the maps to global memory in one copy (or constant memory);
+//             the thread-run kernel copies its packed map to shared memory
 //   prefilter skip pages without relevant cells, compact the relevant cells
-//             (CUB select) — or, fused, let the kernel skip them itself
+//             (CUB select) — or, fused, let the kernel skip them itself (the
+//             thread-run kernel gets the list of pages to read)
 //   table     allocate and clear the target store
 //   aggregate the source-based kernel with the chosen store and pre-aggregation
 //   expand    two-phase: class tuples to their targets, a thread per pair
 //   compact   merge each target's copies into one cell (CUB sort + reduce-by-key
 //             for the hash store, a reduction over copies for dense stores)
-//   copy back targets and values to the host
+//             and keep the filled ones (CUB select)
+//   copy back targets and values to the host, through pinned memory
 // An area whose store would not fit runs table..copy back once per window of
 // target numbers; repeated stages' times are summed.
 #include <cub/cub.cuh>
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
+#include <thrust/iterator/zip_iterator.h>
 
 #include <algorithm>
 #include <cstring>
+#include <optional>
 #include <sstream>
 
 #include "aggregate_kernel.cuh"
@@ -27,6 +33,7 @@
 #include "cuda_check.cuh"
 #include "device_buffer.cuh"
 #include "device_cube.cuh"
+#include "pinned_buffer.cuh"
 #include "gpu_engine.hpp"
 #include "gpuolap/error.hpp"
 #include "gpuolap/kernel_model.hpp"
@@ -203,6 +210,28 @@ ExpandImage expand_image(const AggregationMap& map, const TargetClasses& classes
   return e;
 }
 
+// The resident pages that may hold a relevant cell (1) and those that hold
+// none (0), by the pages' base-id ranges. Only dimensions with bases
+// outside the area are looked at; empty when there are none (no page can be
+// skipped then).
+std::vector<uint8_t> relevant_pages(const AggregationMap& map, const DeviceCube& cube) {
+  std::vector<const DimensionMap*> restrictive;
+  std::vector<size_t> at;
+  for (size_t d = 0; d < map.dimension_count(); ++d) {
+    const DimensionMap& m = map.dimension(d);
+    if (m.relevant_prefix.back() + 1 < m.offsets.size()) {
+      restrictive.push_back(&m);
+      at.push_back(d);
+    }
+  }
+  if (restrictive.empty()) return {};
+  std::vector<uint8_t> pages(cube.page_count(), 1);
+  for (size_t p = 0; p < pages.size(); ++p)
+    for (size_t r = 0; r < restrictive.size() && pages[p]; ++r)
+      pages[p] = restrictive[r]->any_relevant(cube.page_min(p, at[r]), cube.page_max(p, at[r]));
+  return pages;
+}
+
 // Whether cell i is relevant: on a relevant page, with a value, and with a
 // target in every dimension.
 struct IsRelevant {
@@ -230,9 +259,19 @@ __global__ void fill_u64(uint64_t* p, uint64_t n, uint64_t value) {
     p[i] = value;
 }
 
-// Merges the copies of each dense target into one cell; flags non-empty ones.
+// The query's value of a merged cell.
+__device__ inline double finish_value(const Cell& c, Aggregate a) {
+  if (a == Aggregate::count) return static_cast<double>(c.count);
+  if (a == Aggregate::avg) return c.sum / static_cast<double>(c.count);
+  if (a == Aggregate::min) return decode_ordered(c.min);
+  if (a == Aggregate::max) return decode_ordered(c.max);
+  return c.sum;
+}
+
+// Merges the copies of each dense target into one cell (or, with `values`,
+// straight into the query's value); flags non-empty ones.
 template <int F>
-__global__ void reduce_dense(TargetTable t, Cell* cells, uint8_t* nonempty) {
+__global__ void reduce_dense(TargetTable t, Cell* cells, double* values, Aggregate a, uint8_t* nonempty) {
   for (uint64_t x = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; x < t.targets;
        x += uint64_t{gridDim.x} * blockDim.x) {
     Cell c{0.0, 0ull, kMinIdentity, kMaxIdentity};
@@ -247,7 +286,8 @@ __global__ void reduce_dense(TargetTable t, Cell* cells, uint8_t* nonempty) {
       if (F & kMin) c.min = t.min[slot] < c.min ? t.min[slot] : c.min;
       if (F & kMax) c.max = t.max[slot] > c.max ? t.max[slot] : c.max;
     }
-    cells[x] = c;
+    if (values) values[x] = finish_value(c, a);
+    else cells[x] = c;
     nonempty[x] = any;
   }
 }
@@ -267,15 +307,8 @@ __global__ void gather_slots(TargetTable t, const uint32_t* slots, uint64_t n, C
 }
 
 __global__ void finish_cells(const Cell* cells, uint64_t n, Aggregate a, double* out) {
-  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < n; i += uint64_t{gridDim.x} * blockDim.x) {
-    const Cell c = cells[i];
-    double v = c.sum;
-    if (a == Aggregate::count) v = static_cast<double>(c.count);
-    else if (a == Aggregate::avg) v = c.sum / static_cast<double>(c.count);
-    else if (a == Aggregate::min) v = decode_ordered(c.min);
-    else if (a == Aggregate::max) v = decode_ordered(c.max);
-    out[i] = v;
-  }
+  for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < n; i += uint64_t{gridDim.x} * blockDim.x)
+    out[i] = finish_value(cells[i], a);
 }
 
 struct NotEmpty {
@@ -476,14 +509,16 @@ uint64_t store_bytes(StoreKind kind, uint64_t window, unsigned copies, int field
   return window * copies * (field_bytes(fields) + 1) + window * per_target;
 }
 
-void reduce_dense_table(const TargetTable& t, int fields, Cell* cells, uint8_t* nonempty, cudaStream_t s) {
+// Into cells, or with `values` (and `cells` null) into the query's values.
+void reduce_dense_table(const TargetTable& t, int fields, Cell* cells, double* values, Aggregate a, uint8_t* nonempty,
+                        cudaStream_t s) {
   const int grid = static_cast<int>(std::min<uint64_t>(4096, (t.targets + 255) / 256));
   switch (fields) {
-    case kSumFields: reduce_dense<kSumFields><<<grid, 256, 0, s>>>(t, cells, nonempty); break;
-    case kSumCountFields: reduce_dense<kSumCountFields><<<grid, 256, 0, s>>>(t, cells, nonempty); break;
-    case kMinFields: reduce_dense<kMinFields><<<grid, 256, 0, s>>>(t, cells, nonempty); break;
-    case kMinMaxFields: reduce_dense<kMinMaxFields><<<grid, 256, 0, s>>>(t, cells, nonempty); break;
-    default: reduce_dense<kMaxFields><<<grid, 256, 0, s>>>(t, cells, nonempty); break;
+    case kSumFields: reduce_dense<kSumFields><<<grid, 256, 0, s>>>(t, cells, values, a, nonempty); break;
+    case kSumCountFields: reduce_dense<kSumCountFields><<<grid, 256, 0, s>>>(t, cells, values, a, nonempty); break;
+    case kMinFields: reduce_dense<kMinFields><<<grid, 256, 0, s>>>(t, cells, values, a, nonempty); break;
+    case kMinMaxFields: reduce_dense<kMinMaxFields><<<grid, 256, 0, s>>>(t, cells, values, a, nonempty); break;
+    default: reduce_dense<kMaxFields><<<grid, 256, 0, s>>>(t, cells, values, a, nonempty); break;
   }
   GPUOLAP_CHECK_LAUNCH("reduce_dense");
 }
@@ -524,8 +559,10 @@ class GpuEngine final : public Engine {
     int resident;        // blocks per multiprocessor at once (0: this block size cannot launch)
   };
   StagePlan choose_stage(KernelKind kernel, uint64_t targets, int fields, bool dense_only, const MapImage& map) const;
+  // allow_shared false: not the shared store (auto's choice when it leaves
+  // no room for a block of the kernel).
   StagePlan plan_for(KernelKind kernel, int block, uint64_t targets, int fields, bool dense_only,
-                     const MapImage& map) const;
+                     const MapImage& map, bool allow_shared = true) const;
   // The kernels over one input (the resident cells or those added since).
   void launch_work_list_segments(const StagePlan& plan, const KernelInput& in, const DeviceMap& map, int fields,
                                  const TargetTable& t);
@@ -543,7 +580,8 @@ class GpuEngine final : public Engine {
   void release_stores();
   AreaResult compact_dense(const TargetTable& t, int fields, Aggregate a, StageClock& clock);
   AreaResult compact_hash(const TargetTable& t, int fields, Aggregate a, StageClock& clock);
-  AreaResult download(uint64_t n, const uint64_t* targets, const Cell* cells, Aggregate a, StageClock& clock);
+  // Targets and values (n of each, on the device) to the host.
+  AreaResult download(uint64_t n, const uint64_t* targets, const double* values, StageClock& clock);
   void* temp(size_t bytes) {
     temp_.reserve(bytes);
     return temp_.data();
@@ -564,11 +602,12 @@ class GpuEngine final : public Engine {
 
   // Reused between queries; they only grow.
   TableBuffers first_, second_;  // the store of the facts' kernel; phase 2's
-  DeviceBuffer<uint8_t> map_global_, lean_global_, expand_global_, page_relevant_, nonempty_, phase1_nonempty_, temp_;
+  PinnedBuffer upload_staging_, download_staging_, count_staging_;  // the maps', results' and pair count's trips
+  DeviceBuffer<uint8_t> map_global_, page_relevant_, nonempty_, phase1_nonempty_, temp_;
   DeviceBuffer<uint32_t> cells_, slots_, slots_sorted_;
   DeviceBuffer<uint64_t> selected_count_, keys_sorted_, out_targets_, expand_ends_;
   DeviceBuffer<Cell> cells_a_, cells_b_, phase1_cells_;
-  DeviceBuffer<double> out_values_;
+  DeviceBuffer<double> values_a_, out_values_;
   DeviceBuffer<unsigned long long> updates_;
   // Work list: a segment's fan-outs, then their inclusive sums.
   DeviceBuffer<uint64_t> fan_out_ends_;
@@ -599,13 +638,13 @@ GpuEngine::StagePlan GpuEngine::choose_stage(KernelKind kernel, uint64_t targets
   for (int block : {512, 1024}) {
     if (best.resident * best.block >= 1024) break;
     const StagePlan p = plan_for(kernel, block, targets, fields, dense_only, map);
-    if (p.resident * p.block > best.resident * best.block) best = p;
+    if (p.store == best.store && p.resident * p.block > best.resident * best.block) best = p;
   }
   return best;
 }
 
 GpuEngine::StagePlan GpuEngine::plan_for(KernelKind kernel, int block, uint64_t targets, int fields, bool dense_only,
-                                         const MapImage& map) const {
+                                         const MapImage& map, bool allow_shared) const {
   const bool lean = map.is_lean();
   StagePlan p{};
   p.kernel = kernel;
@@ -620,10 +659,10 @@ GpuEngine::StagePlan GpuEngine::plan_for(KernelKind kernel, int block, uint64_t 
   const unsigned dense_copies =
       options_.phf > 0 ? p.copies : static_cast<unsigned>(std::clamp<uint64_t>((uint64_t{1} << 22) / area, 1, 32));
   const size_t shared_limit = props_.sharedMemPerBlockOptin - 1024;
-  const uint64_t replica_bytes = area * shared_bytes_per_target(fields);
+  const uint64_t replica_bytes = shared_store_bytes(fields, area);
   // CDP children are grids of their own: they cannot share a parent block's
   // shared store.
-  const bool shared_fits = replica_bytes <= shared_limit && !uses_cdp(kernel);
+  const bool shared_fits = allow_shared && replica_bytes <= shared_limit && !uses_cdp(kernel);
   if (options_.variant == "shared" && uses_cdp(kernel))
     throw InputError(text("gpu engine: kernel ", kernel_name(kernel), " writes from child grids, which cannot use a ",
                           "block's shared store; use --variant hash or dense"));
@@ -637,7 +676,7 @@ GpuEngine::StagePlan GpuEngine::plan_for(KernelKind kernel, int block, uint64_t 
   const bool dense_fits = targets * dense_copies <= (uint64_t{1} << 27);
   if (options_.variant == "shared" || (options_.variant == "auto" && shared_fits)) {
     if (!shared_fits)
-      throw InputError(text("gpu engine: variant shared needs ", targets * shared_bytes_per_target(fields),
+      throw InputError(text("gpu engine: variant shared needs ", shared_store_bytes(fields, targets),
                             " bytes of shared memory per block for ", targets, " targets; this GPU allows ",
                             shared_limit));
     p.store = StoreKind::shared;
@@ -675,7 +714,7 @@ GpuEngine::StagePlan GpuEngine::plan_for(KernelKind kernel, int block, uint64_t 
   if (p.preagg == Preagg::run && constant_map)
     throw InputError("gpu engine: --preagg run reads its own packed map from shared or global memory, not constant memory");
   p.block = block;
-  p.shared_bytes = p.store == StoreKind::shared ? replica_bytes * replicas : 0;
+  p.shared_bytes = p.store == StoreKind::shared ? shared_store_bytes(fields, area * replicas) : 0;
   if (p.preagg == Preagg::run) {
     const size_t store_bytes = (p.shared_bytes + 15) & ~size_t{15};
     const size_t positions_bytes = size_t{map.lean.entries} * sizeof(uint32_t);
@@ -692,9 +731,13 @@ GpuEngine::StagePlan GpuEngine::plan_for(KernelKind kernel, int block, uint64_t 
     p.grid = options_.grid > 0 ? options_.grid : 2 * props_.multiProcessorCount;
     return p;
   }
+  // A shared store that fits a block's limit may still leave no room for
+  // the kernel's own shared memory or registers: auto then takes another.
+  const auto without_shared = [&] { return plan_for(kernel, block, targets, fields, dense_only, map, false); };
   if (kernel == KernelKind::work_list) {
     p.resident =
         work_list_blocks_per_sm(p.store, p.preagg, fields, map.view.dims <= kFewDims, p.block, p.shared_bytes);
+    if (p.resident == 0 && p.store == StoreKind::shared && options_.variant == "auto") return without_shared();
     if (p.resident == 0)
       throw InputError(text("gpu engine: blocks of ", block, " threads do not fit on a multiprocessor with the ",
                             "work-list kernel and this store; choose a smaller --block"));
@@ -706,6 +749,7 @@ GpuEngine::StagePlan GpuEngine::plan_for(KernelKind kernel, int block, uint64_t 
                    ? lean_run_blocks_per_sm(p.store, fields, lean_dims, p.block, p.shared_bytes)
                    : resident_blocks_per_sm(p.store, p.preagg, fields, lean, map.view.dims <= kFewDims, p.block,
                                             p.shared_bytes);
+  if (p.resident == 0 && p.store == StoreKind::shared && options_.variant == "auto") return without_shared();
   if (p.resident == 0 && options_.block > 0)
     throw InputError(text("gpu engine: blocks of ", block, " threads do not fit on a multiprocessor with this kernel ",
                           "and store (registers or shared memory); choose a smaller --block"));
@@ -732,7 +776,7 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
   // than one per (fact, target). A map that already gives one target per
   // base to the lean kernel gains nothing from it (measured on B1 and M1:
   // 2.14 and 0.36 ms in one phase against 2.42 and 0.46 in two).
-  clock.start("map");
+  clock.start("plan");
   MapImage image = direct_map_image(map);
   const bool direct_is_lean = image.is_lean();
   KernelKind kernel = parse_kernel(options_.kernel);  // auto: source, unless the model says otherwise below
@@ -788,41 +832,66 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
   const int first_fields = two_phase && (fields & (kMin | kMax)) ? kMinMaxFields : fields;
   const bool lean = image.is_lean();
   const StagePlan plan = choose_stage(kernel, first_targets, first_fields, two_phase, image);
-  map_global_.upload(image.image.bytes, stream_);
+  const bool compact = options_.prefilter == "compact";
+  // The thread-run kernel skips the resident pages without a relevant cell
+  // itself (fused prefilter): their flags travel with its map.
+  std::optional<uint32_t> page_list_at;
+  std::vector<uint32_t> page_list;
+  if (plan.preagg == Preagg::run && !compact && cube_.page_size() % kLeanRunStep == 0) {
+    const std::vector<uint8_t> pages = relevant_pages(map, cube_);
+    if (std::find(pages.begin(), pages.end(), 0) != pages.end()) {
+      for (uint32_t p = 0; p < pages.size(); ++p)
+        if (pages[p]) page_list.push_back(p);
+      page_list_at = image.lean_image.append(page_list);
+    }
+  }
+  const size_t pages_skipped = page_list_at ? cube_.page_count() - page_list.size() : 0;
+  ExpandImage expand;
+  if (two_phase) expand = expand_image(map, classes);
+  clock.stop();
+
+  // The kernel's map, the thread-run kernel's packed map and phase 2's map
+  // go up in one copy from pinned memory. A query that failed may have left
+  // its copy of the staging bytes in flight: wait for it (the stream is
+  // idle otherwise).
+  clock.start("map");
+  GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  ByteImage maps;
+  maps.append(image.image.bytes);
+  const uint32_t lean_at = plan.preagg == Preagg::run ? maps.append(image.lean_image.bytes) : 0;
+  const uint32_t expand_at = two_phase ? maps.append(expand.image.bytes) : 0;
+  upload_staging_.reserve(maps.bytes.size());
+  std::memcpy(upload_staging_.data(), maps.bytes.data(), maps.bytes.size());
+  map_global_.reserve(maps.bytes.size());
+  GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(map_global_.data(), upload_staging_.data(), maps.bytes.size(),
+                                     cudaMemcpyHostToDevice, stream_));
   image.view.global = map_global_.data();
   if (plan.preagg == Preagg::run) {
-    lean_global_.upload(image.lean_image.bytes, stream_);
-    image.lean.global = lean_global_.data();
+    image.lean.global = map_global_.data() + lean_at;
     image.lean.positions_in_shared = plan.map_in_shared;
     image.lean.shared_at = static_cast<uint32_t>(plan.shared_bytes - size_t{image.lean.entries} * sizeof(uint32_t));
   }
+  if (two_phase) expand.view.global = map_global_.data() + expand_at;
   image.view.in_constant = constant_map;
   if (constant_map && uses_cdp(kernel)) upload_cdp_constant_map(image.image.bytes.data(), map_bytes, stream_);
   else if (constant_map) upload_constant_map(image.image.bytes.data(), map_bytes, stream_);
-  ExpandImage expand;
-  if (two_phase) {
-    expand = expand_image(map, classes);
-    expand_global_.upload(expand.image.bytes, stream_);
-    expand.view.global = expand_global_.data();
-  }
   clock.stop();
 
   // Prefilter. Page summaries are on the host: a page is skipped when some
   // dimension has no relevant base id in the page's range.
-  const bool compact = options_.prefilter == "compact";
   clock.start("prefilter");
   // The resident table is prefiltered; the few cells added since it was
   // uploaded are read in full (KernelInput `added`).
   KernelInput input{cube_.keys(), cube_.values(query.measure), nullptr, cube_.size()};
   const KernelInput added{cube_.added_keys(), cube_.added_values(query.measure), nullptr, cube_.added_size()};
+  if (page_list_at) {
+    input.pages = reinterpret_cast<const uint32_t*>(image.lean.global + *page_list_at);
+    input.page_count = page_list.size();
+    input.page_size = cube_.page_size();
+  }
   if (compact && cube_.size() > 0) {
-    std::vector<uint8_t> pages(cube_.page_count());
-    for (size_t p = 0; p < pages.size(); ++p) {
-      bool ok = true;
-      for (size_t d = 0; d < map.dimension_count() && ok; ++d)
-        ok = map.dimension(d).any_relevant(cube_.page_min(p, d), cube_.page_max(p, d));
-      pages[p] = ok;
-    }
+    std::vector<uint8_t> pages = relevant_pages(map, cube_);
+    if (pages.empty()) pages.assign(cube_.page_count(), 1);
     page_relevant_.upload(pages, stream_);
     cells_.reserve(cube_.size());
     selected_count_.reserve(2);
@@ -843,30 +912,37 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
   // most 2^22 of them), then the (tuple, target) pairs of phase 2.
   uint64_t updates = 0;
   uint64_t contributions = 0;
+  const StoreKind final_store = two_phase ? (targets <= (uint64_t{1} << 27) ? StoreKind::dense : StoreKind::hash)
+                                          : plan.store;
   if (two_phase) {
     const TargetTable t = aggregate_facts(plan, image, input, added, first_fields, 0, first_targets, clock);
     updates = read_updates();
     clock.start("expand");
     phase1_cells_.reserve(first_targets);
     phase1_nonempty_.reserve(first_targets);
-    reduce_dense_table(t, first_fields, phase1_cells_.data(), phase1_nonempty_.data(), stream_);
+    reduce_dense_table(t, first_fields, phase1_cells_.data(), nullptr, query.aggregate, phase1_nonempty_.data(),
+                       stream_);
     expand_ends_.reserve(first_targets);
     launch_count_expansions(phase1_nonempty_.data(), first_targets, expand.view, expand_ends_.data(), stream_);
     size_t bytes = 0;
     const auto n = static_cast<int64_t>(first_targets);
     GPUOLAP_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, bytes, expand_ends_.data(), expand_ends_.data(), n, stream_));
     GPUOLAP_CUDA_CHECK(cub::DeviceScan::InclusiveSum(temp(bytes), bytes, expand_ends_.data(), expand_ends_.data(), n, stream_));
-    GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(&contributions, expand_ends_.data() + first_targets - 1, sizeof(uint64_t),
-                                       cudaMemcpyDeviceToHost, stream_));
-    GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    // The pair count arrives with the results; only a hash store, sized by
+    // it, waits for it here.
+    count_staging_.reserve(sizeof(uint64_t));
+    GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(count_staging_.data(), expand_ends_.data() + first_targets - 1,
+                                       sizeof(uint64_t), cudaMemcpyDeviceToHost, stream_));
+    if (final_store == StoreKind::hash) {
+      GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      contributions = *static_cast<const uint64_t*>(count_staging_.data());
+    }
     clock.stop();
   }
 
   // The area's targets, in windows of target numbers whose stores fit the
   // device memory left for them: one window, unless the area is huge. A
   // store that does not fit after all splits the area further.
-  const StoreKind final_store = two_phase ? (targets <= (uint64_t{1} << 27) ? StoreKind::dense : StoreKind::hash)
-                                          : plan.store;
   const unsigned final_copies = two_phase ? 1 : plan.copies;
   const uint64_t entries = two_phase ? contributions : input.n + added.n;
   uint64_t chunks = chunks_for(final_store, targets, final_copies, fields, entries);
@@ -887,11 +963,10 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
           const TargetTable t = second_.prepare(final_store, first, width, 1,
                                                 next_pow2(std::max<uint64_t>(1024, 2 * std::min(width, contributions))),
                                                 fields, stream_);
-          const int grid =
-              static_cast<int>(std::clamp<uint64_t>((contributions + 255) / 256, 1, props_.multiProcessorCount * 16));
-          if (contributions > 0)
-            launch_expand(final_store, fields, LaunchShape{grid, 256, 0, stream_, false}, phase1_cells_.data(),
-                          expand_ends_.data(), first_targets, contributions, expand.view, t);
+          // A grid-stride loop: the host may not know the pair count yet.
+          const int grid = props_.multiProcessorCount * 8;
+          launch_expand(final_store, fields, LaunchShape{grid, 256, 0, stream_, false}, phase1_cells_.data(),
+                        expand_ends_.data(), first_targets, expand.view, t);
           clock.stop();
           if (final_store == StoreKind::hash && second_.overflow.download(1, stream_)[0] != 0)
             throw GpuError("gpu engine: phase 2 hash store overflowed");
@@ -916,7 +991,8 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
     }
   }
 
-  stages_ = clock.read();
+  stages_ = clock.read();  // waits for the stream: the pair count has arrived
+  if (two_phase) contributions = *static_cast<const uint64_t*>(count_staging_.data());
   // Phase 2 adds each contribution once, without pre-aggregation.
   target_updates_ = count_updates_ ? updates + contributions : 0;
   const char* update_kind = update.kind == CubeUpdate::full      ? "uploaded"
@@ -959,6 +1035,7 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
                ", ", cube_.size(), " resident + ", cube_.added_size(), " added cells in ", cube_.bytes() / 1e6,
                " MB of device memory; ", expand_plan, kernel_plan, ", store ", store_name(plan.store), ", copies ",
                plan.copies, ", preagg ", preagg_name(plan.preagg), ", prefilter ", compact ? "compact" : "fused",
+               pages_skipped > 0 ? text(" (", pages_skipped, " of ", cube_.page_count(), " pages skipped)") : std::string(),
                ", grid ", plan.grid, " x ", plan.block, " threads",
                compact ? text(", ", input.n, " relevant cells") : std::string(),
                chunks > 1 ? text(", the area in ", chunks, " chunks of ", (targets + chunks - 1) / chunks, " targets")
@@ -1142,6 +1219,7 @@ void GpuEngine::release_stores() {
   slots_ = {};
   slots_sorted_ = {};
   out_values_ = {};
+  values_a_ = {};
   temp_ = {};
   fan_out_ends_ = {};
   cdp_ends_ = {};
@@ -1149,26 +1227,25 @@ void GpuEngine::release_stores() {
 
 AreaResult GpuEngine::compact_dense(const TargetTable& t, int fields, Aggregate a, StageClock& clock) {
   clock.start("compact");
-  cells_a_.reserve(t.targets);
+  // The query's value of every target, then the non-empty ones with their
+  // target numbers in one selection.
+  values_a_.reserve(t.targets);
   nonempty_.reserve(t.targets);
-  reduce_dense_table(t, fields, cells_a_.data(), nonempty_.data(), stream_);
+  reduce_dense_table(t, fields, nullptr, values_a_.data(), a, nonempty_.data(), stream_);
   out_targets_.reserve(t.targets);
-  cells_b_.reserve(t.targets);
+  out_values_.reserve(t.targets);
   selected_count_.reserve(1);
-  thrust::counting_iterator<uint64_t> all(t.first);
+  auto in = thrust::make_zip_iterator(thrust::make_tuple(thrust::counting_iterator<uint64_t>(t.first), values_a_.data()));
+  auto out = thrust::make_zip_iterator(thrust::make_tuple(out_targets_.data(), out_values_.data()));
   size_t bytes = 0;
   const auto n = static_cast<int64_t>(t.targets);
-  GPUOLAP_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, bytes, all, nonempty_.data(), out_targets_.data(),
-                                                selected_count_.data(), n, stream_));
-  GPUOLAP_CUDA_CHECK(cub::DeviceSelect::Flagged(temp(bytes), bytes, all, nonempty_.data(), out_targets_.data(),
-                                                selected_count_.data(), n, stream_));
-  GPUOLAP_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, bytes, cells_a_.data(), nonempty_.data(), cells_b_.data(),
-                                                selected_count_.data(), n, stream_));
-  GPUOLAP_CUDA_CHECK(cub::DeviceSelect::Flagged(temp(bytes), bytes, cells_a_.data(), nonempty_.data(),
-                                                cells_b_.data(), selected_count_.data(), n, stream_));
+  GPUOLAP_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, bytes, in, nonempty_.data(), out, selected_count_.data(), n,
+                                                stream_));
+  GPUOLAP_CUDA_CHECK(cub::DeviceSelect::Flagged(temp(bytes), bytes, in, nonempty_.data(), out, selected_count_.data(),
+                                                n, stream_));
   const uint64_t filled = selected_count_.download(1, stream_)[0];
   clock.stop();
-  return download(filled, out_targets_.data(), cells_b_.data(), a, clock);
+  return download(filled, out_targets_.data(), out_values_.data(), clock);
 }
 
 AreaResult GpuEngine::compact_hash(const TargetTable& t, int fields, Aggregate a, StageClock& clock) {
@@ -1221,21 +1298,29 @@ AreaResult GpuEngine::compact_hash(const TargetTable& t, int fields, Aggregate a
     filled = selected_count_.download(2, stream_)[1];
   }
   clock.stop();
-  return download(filled, out_targets_.data(), cells_b_.data(), a, clock);
+  if (filled > 0) {
+    out_values_.reserve(filled);
+    const int grid = static_cast<int>(std::min<uint64_t>(4096, (filled + 255) / 256));
+    finish_cells<<<grid, 256, 0, stream_>>>(cells_b_.data(), filled, a, out_values_.data());
+    GPUOLAP_CHECK_LAUNCH("finish_cells");
+  }
+  return download(filled, out_targets_.data(), out_values_.data(), clock);
 }
 
-AreaResult GpuEngine::download(uint64_t n, const uint64_t* targets, const Cell* cells, Aggregate a, StageClock& clock) {
+AreaResult GpuEngine::download(uint64_t n, const uint64_t* targets, const double* values, StageClock& clock) {
   clock.start("copy back");
   AreaResult r;
   r.targets.resize(n);
   r.values.resize(n);
   if (n > 0) {
-    out_values_.reserve(n);
-    const int grid = std::min<uint64_t>(4096, (n + 255) / 256);
-    finish_cells<<<grid, 256, 0, stream_>>>(cells, n, a, out_values_.data());
-    GPUOLAP_CHECK_LAUNCH("finish_cells");
-    GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(r.targets.data(), targets, n * sizeof(uint64_t), cudaMemcpyDeviceToHost, stream_));
-    GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(r.values.data(), out_values_.data(), n * sizeof(double), cudaMemcpyDeviceToHost, stream_));
+    download_staging_.reserve(n * (sizeof(uint64_t) + sizeof(double)));
+    auto* staged_targets = static_cast<uint64_t*>(download_staging_.data());
+    auto* staged_values = reinterpret_cast<double*>(staged_targets + n);
+    GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(staged_targets, targets, n * sizeof(uint64_t), cudaMemcpyDeviceToHost, stream_));
+    GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(staged_values, values, n * sizeof(double), cudaMemcpyDeviceToHost, stream_));
+    GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    std::memcpy(r.targets.data(), staged_targets, n * sizeof(uint64_t));
+    std::memcpy(r.values.data(), staged_values, n * sizeof(double));
   }
   clock.stop();
   GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(stream_));

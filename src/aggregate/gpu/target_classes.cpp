@@ -16,10 +16,14 @@ uint64_t mix(uint64_t x) {
   return x;
 }
 
-// A hash of a base's target list: its positions and the bits of its weights.
+// A hash of a base's target list: its length and up to 16 of its entries
+// (positions and the bits of weights), evenly spaced. Lists of equal hash
+// are compared in full, so a sample suffices; hashing every entry took most
+// of M3's planning time (ten 1,001-entry machine lists, at every query).
 uint64_t list_hash(std::span<const uint32_t> positions, std::span<const double> weights) {
   uint64_t h = mix(positions.size() + 1);
-  for (size_t i = 0; i < positions.size(); ++i) {
+  const size_t step = std::max<size_t>(1, positions.size() / 16);
+  for (size_t i = 0; i < positions.size(); i += step) {
     h = mix(h ^ positions[i]);
     h = mix(h ^ std::bit_cast<uint64_t>(weights[i]));
   }
@@ -40,19 +44,24 @@ TargetClasses target_classes(const AggregationMap& map, uint64_t max_cells) {
     // Classes by the hash of their list; equal hashes are told apart by
     // comparing the lists. Nothing is allocated for a base of a known class.
     std::unordered_multimap<uint64_t, uint32_t> classes_by_hash;
+    const auto is_class = [&](uint32_t k, std::span<const uint32_t> pos, std::span<const double> w) {
+      const size_t at = c.offsets[k], n = c.offsets[k + 1] - at;
+      return n == pos.size() && std::equal(pos.begin(), pos.end(), c.positions.begin() + at) &&
+             std::equal(w.begin(), w.end(), c.weights.begin() + at);
+    };
+    uint32_t previous = kNoClass;  // neighbouring bases often share a class (a total, a month's days)
     for (uint32_t b = 0; b < bases; ++b) {
       if (!m.relevant(b)) continue;
       const auto pos = m.positions_of(b);
       const auto w = m.weights_of(b);
+      if (previous != kNoClass && is_class(previous, pos, w)) {
+        c.class_of_base[b] = previous;
+        continue;
+      }
       const uint64_t h = list_hash(pos, w);
       uint32_t found = kNoClass;
-      for (auto [it, end] = classes_by_hash.equal_range(h); it != end && found == kNoClass; ++it) {
-        const uint32_t k = it->second;
-        const size_t at = c.offsets[k], n = c.offsets[k + 1] - at;
-        if (n == pos.size() && std::equal(pos.begin(), pos.end(), c.positions.begin() + at) &&
-            std::equal(w.begin(), w.end(), c.weights.begin() + at))
-          found = k;
-      }
+      for (auto [it, end] = classes_by_hash.equal_range(h); it != end && found == kNoClass; ++it)
+        if (is_class(it->second, pos, w)) found = it->second;
       if (found == kNoClass) {
         found = c.count();
         classes_by_hash.emplace(h, found);
@@ -60,7 +69,7 @@ TargetClasses target_classes(const AggregationMap& map, uint64_t max_cells) {
         c.weights.insert(c.weights.end(), w.begin(), w.end());
         c.offsets.push_back(static_cast<uint32_t>(c.positions.size()));
       }
-      c.class_of_base[b] = found;
+      c.class_of_base[b] = previous = found;
     }
   }
   out.strides.resize(map.dimension_count());
