@@ -834,7 +834,8 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
   const StagePlan plan = choose_stage(kernel, first_targets, first_fields, two_phase, image);
   const bool compact = options_.prefilter == "compact";
   // The thread-run kernel skips the resident pages without a relevant cell
-  // itself (fused prefilter): their flags travel with its map.
+  // itself (fused prefilter): the list of pages it reads travels with its
+  // map.
   std::optional<uint32_t> page_list_at;
   std::vector<uint32_t> page_list;
   if (plan.preagg == Preagg::run && !compact && cube_.page_size() % kLeanRunStep == 0) {
