@@ -45,8 +45,9 @@ std::vector<uint32_t> check_classes(const AggregationMap& map, const gpu::Target
                   std::equal(w.begin(), w.end(), c.weights.begin() + at, c.weights.begin() + at + n))
           << "dimension " << d << " base " << a << ": its class keeps another list";
       for (uint32_t b = 0; b < bases; ++b) {
-        if (m.relevant(b))
+        if (m.relevant(b)) {
           EXPECT_EQ(ca == c.class_of_base[b], same_list(m, a, b)) << "dimension " << d << " bases " << a << ", " << b;
+        }
       }
     }
     counts.push_back(c.count());

@@ -34,6 +34,7 @@
 #include "device_buffer.cuh"
 #include "device_cube.cuh"
 #include "pinned_buffer.cuh"
+#include "relevant_pages.hpp"
 #include "gpu_engine.hpp"
 #include "gpuolap/error.hpp"
 #include "gpuolap/kernel_model.hpp"
@@ -208,28 +209,6 @@ ExpandImage expand_image(const AggregationMap& map, const TargetClasses& classes
     e.view.weights_at[d] = e.image.append(c.weights);
   }
   return e;
-}
-
-// The resident pages that may hold a relevant cell (1) and those that hold
-// none (0), by the pages' base-id ranges. Only dimensions with bases
-// outside the area are looked at; empty when there are none (no page can be
-// skipped then).
-std::vector<uint8_t> relevant_pages(const AggregationMap& map, const DeviceCube& cube) {
-  std::vector<const DimensionMap*> restrictive;
-  std::vector<size_t> at;
-  for (size_t d = 0; d < map.dimension_count(); ++d) {
-    const DimensionMap& m = map.dimension(d);
-    if (m.relevant_prefix.back() + 1 < m.offsets.size()) {
-      restrictive.push_back(&m);
-      at.push_back(d);
-    }
-  }
-  if (restrictive.empty()) return {};
-  std::vector<uint8_t> pages(cube.page_count(), 1);
-  for (size_t p = 0; p < pages.size(); ++p)
-    for (size_t r = 0; r < restrictive.size() && pages[p]; ++r)
-      pages[p] = restrictive[r]->any_relevant(cube.page_min(p, at[r]), cube.page_max(p, at[r]));
-  return pages;
 }
 
 // Whether cell i is relevant: on a relevant page, with a value, and with a
