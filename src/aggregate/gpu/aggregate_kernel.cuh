@@ -50,6 +50,17 @@ __device__ __forceinline__ void count_updates(const TargetTable& t, bool adds) {
 
 constexpr uint64_t kEmptyKey = ~0ull;
 
+// Pre-aggregates the lanes' contributions across the warp (P), then the
+// lanes left holding one add it to the store and the warp counts its
+// updates. All lanes call it together; `stride` is Preagg::stride's.
+template <Preagg P, int F, class Store>
+__device__ __forceinline__ void contribute(bool valid, uint64_t target, Part part, unsigned stride, Store& store,
+                                           unsigned copy) {
+  const bool adds = warp_preaggregate<P, F>(valid, target, part, stride);
+  if (adds) store.template add<F>(target, copy, part);
+  count_updates(store.t, adds);
+}
+
 template <int F>
 __device__ inline void add_to_slot(const TargetTable& t, uint64_t slot, const Part& p) {
   if (F & kSum) atomicAdd(&t.sum[slot], p.sum);
@@ -232,6 +243,21 @@ __device__ __forceinline__ void step_digits(const DeviceMap& map, uint32_t (&at)
   }
 }
 
+// A lane's contribution at its walk's digits (the target, and the value
+// times the target's weight), the digits then stepped to the next target;
+// the identity for a lane without one.
+template <int D>
+__device__ __forceinline__ Part walk_contribution(bool valid, const DeviceMap& map, uint32_t (&at)[D],
+                                                  const uint32_t (&begin)[D], const uint32_t (&end)[D], double value,
+                                                  uint64_t& target) {
+  target = 0;
+  if (!valid) return Part::identity();
+  double w;
+  digits_target<D>(map, at, target, w);
+  step_digits<D>(map, at, begin, end);
+  return Part::of(__dmul_rn(w, value));
+}
+
 struct KernelInput {
   const uint64_t* keys;
   const double* values;
@@ -270,11 +296,9 @@ __device__ __forceinline__ void aggregate_cell(bool present, uint64_t key, doubl
         }
       }
     }
-    Part part = relevant ? Part::of(__dmul_rn(w, value)) : Part::identity();
+    const Part part = relevant ? Part::of(__dmul_rn(w, value)) : Part::identity();
     const unsigned first_lane_count = __shfl_sync(kFullWarp, relevant ? 1u : 0u, 0);
-    const bool adds = warp_preaggregate<P, F>(relevant, target, part, first_lane_count);
-    if (adds) store.template add<F>(target, copy, part);
-    count_updates(store.t, adds);
+    contribute<P, F>(relevant, target, part, first_lane_count, store, copy);
     return;
   }
   uint32_t at[D], begin[D], end[D];
@@ -292,17 +316,9 @@ __device__ __forceinline__ void aggregate_cell(bool present, uint64_t key, doubl
   const unsigned first_lane_count = __shfl_sync(kFullWarp, count, 0);
   for (unsigned j = 0; j < most; ++j) {
     const bool valid = j < count;
-    uint64_t target = 0;
-    Part part = Part::identity();
-    if (valid) {
-      double w;
-      digits_target<D>(map, at, target, w);
-      part = Part::of(__dmul_rn(w, value));
-      step_digits<D>(map, at, begin, end);
-    }
-    const bool adds = warp_preaggregate<P, F>(valid, target, part, first_lane_count);
-    if (adds) store.template add<F>(target, copy, part);
-    count_updates(store.t, adds);
+    uint64_t target;
+    const Part part = walk_contribution<D>(valid, map, at, begin, end, value, target);
+    contribute<P, F>(valid, target, part, first_lane_count, store, copy);
   }
 }
 

@@ -106,9 +106,7 @@ __device__ __forceinline__ void add_pair(bool valid, uint64_t key, double value,
     nth_target<D>(map, key, j, target, w);
     part = Part::of(__dmul_rn(w, value));
   }
-  const bool adds = warp_preaggregate<P, F>(valid, target, part, first_count);
-  if (adds) store.template add<F>(target, copy, part);
-  count_updates(store.t, adds);
+  contribute<P, F>(valid, target, part, first_count, store, copy);
 }
 
 }  // namespace gpuolap::gpu

@@ -17,7 +17,6 @@ namespace gpuolap::gpu {
 // No run yet (LeanMap targets are below it).
 constexpr uint32_t kNoRun = kNoPosition;
 
-
 // A key's target: the sum of its dimensions' parts, or kNoRun when some
 // dimension's base is outside the area.
 template <int D>
@@ -54,10 +53,7 @@ __global__ void lean_run_kernel(KernelInput in, LeanMap map, Store store) {
   Part run = Part::identity();
   // Writes the runs of the lanes that pass `ends` (all lanes call it).
   auto write_runs = [&](bool ends) {
-    Part part = run;
-    const bool adds = warp_preaggregate<Preagg::lane0, F>(ends, run_target, part, 0);
-    if (adds) store.template add<F>(run_target, copy, part);
-    count_updates(store.t, adds);
+    contribute<Preagg::lane0, F>(ends, run_target, run, 0, store, copy);
   };
 
   // A warp's share: a contiguous range of the cells, or of the listed
@@ -85,15 +81,12 @@ __global__ void lean_run_kernel(KernelInput in, LeanMap map, Store store) {
         values[u] = in.values[cell];
       }
     }
-    uint32_t targets[kLeanRunBatch];  // kNoRun: no fact, or not in the area
-#pragma unroll
-    for (int u = 0; u < kLeanRunBatch; ++u) targets[u] = lean_target<D>(map, positions, keys[u]);
     // Not unrolled (write_runs is large): shift the batch instead of
     // indexing it, so it stays in registers.
 #pragma unroll 1
     for (int u = 0; u < kLeanRunBatch; ++u) {
-      const bool relevant = targets[0] != kNoRun && values[0] == values[0];
-      const uint32_t target = targets[0];
+      const uint32_t target = lean_target<D>(map, positions, keys[0]);
+      const bool relevant = target != kNoRun && values[0] == values[0];
       double w = 1.0;
 #pragma unroll
       for (int d = 0; d < D; ++d) {
@@ -118,7 +111,6 @@ __global__ void lean_run_kernel(KernelInput in, LeanMap map, Store store) {
       for (int v = 0; v + 1 < kLeanRunBatch; ++v) {
         keys[v] = keys[v + 1];
         values[v] = values[v + 1];
-        targets[v] = targets[v + 1];
       }
     }
   }

@@ -91,22 +91,14 @@ __global__ void work_list_kernel(KernelInput in, uint64_t offset, uint64_t n, co
         source = gallop_upper_bound(ends, source + 1, sources_end, i);
         enter(i);
       }
-      uint64_t target = 0;
-      Part part = Part::identity();
-      if (valid) {
-        double w;
-        digits_target<D>(map, at, target, w);
-        part = Part::of(__dmul_rn(w, value));
-        step_digits<D>(map, at, begin, end);
-      }
+      uint64_t target;
+      const Part part = walk_contribution<D>(valid, map, at, begin, end, value, target);
       // The thesis' shuffle stride is the fan-out N of lane 0's cell. With
       // runs, lanes N apart are 8 N pairs apart, so the strided shuffle finds
       // fewer equal targets than in the thesis' layout; it only ever merges
       // equal targets, so the answer is the same (auto takes none here).
       const unsigned first_count = static_cast<unsigned>(__shfl_sync(kFullWarp, valid ? stop - start : 0ull, 0));
-      const bool adds = warp_preaggregate<P, F>(valid, target, part, first_count);
-      if (adds) store.template add<F>(target, copy, part);
-      count_updates(store.t, adds);
+      contribute<P, F>(valid, target, part, first_count, store, copy);
     }
     __syncthreads();  // tile_sources is rewritten for the next tile
   }
