@@ -125,55 +125,56 @@ struct DenseStore : GlobalStore {
 // global memory when the block is done. With few targets, each warp (or
 // group of warps) gets its own replica, so warps never contend for a slot
 // (shared-memory double atomics are compare-and-swap loops on sm_90).
-// Which slots were touched is a bitmap (a count says it where one is kept):
-// a byte per slot would keep M3's 27,968 class tuples (sums) out of the
-// 227 KB a block may take.
+// A slot's own value says whether it has a contribution, so no byte or bit
+// of shared memory and no instruction goes to marking it (M3's 27,968
+// class tuples then leave room for the thread-run kernel's map): a count
+// above 0; a min or max past its identity (contributions are never NaN:
+// values and weights are finite); a sum that is no longer -0.0, its
+// initial value, as contributions of -0.0 are added as +0.0 (the sum of
+// a target whose every contribution is -0.0 is then +0.0, equal to it, as
+// two-phase aggregation already gives).
 struct SharedStore {
   TargetTable t;
   double* sum;
   unsigned* count;
   unsigned long long* min;
   unsigned long long* max;
-  unsigned* touched;  // bit i % 32 of word i / 32: slot i has a contribution (fields without kCount)
   uint64_t base;      // this thread's replica: replica * targets
+
+  static constexpr long long kUntouchedSum = static_cast<long long>(0x8000000000000000ull);  // -0.0
 
   template <int F>
   __device__ void bind(uint8_t* smem) {
-    // Layout (shared_store_bytes): 8-byte fields first, then counts, then
-    // the touched bitmap; each array holds `replicas` copies of the targets.
+    // Layout (shared_store_bytes): 8-byte fields first, then counts; each
+    // array holds `replicas` copies of the targets.
     uint8_t* p = smem;
     const uint64_t n = t.targets * t.replicas;
     if (F & kSum) { sum = reinterpret_cast<double*>(p); p += 8 * n; }
     if (F & kMin) { min = reinterpret_cast<unsigned long long*>(p); p += 8 * n; }
     if (F & kMax) { max = reinterpret_cast<unsigned long long*>(p); p += 8 * n; }
     if (F & kCount) { count = reinterpret_cast<unsigned*>(p); p += 4 * n; }
-    touched = reinterpret_cast<unsigned*>(p);
     for (uint64_t i = threadIdx.x; i < n; i += blockDim.x) {
-      if (F & kSum) sum[i] = 0.0;
+      if (F & kSum) sum[i] = (F & kCount) ? 0.0 : __longlong_as_double(kUntouchedSum);
       if (F & kMin) min[i] = kMinIdentity;
       if (F & kMax) max[i] = kMaxIdentity;
       if (F & kCount) count[i] = 0;
     }
-    if (!(F & kCount))
-      for (uint64_t w = threadIdx.x; w < (n + 31) / 32; w += blockDim.x) touched[w] = 0;
     base = uint64_t{(threadIdx.x / 32) % t.replicas} * t.targets;
     __syncthreads();
   }
   template <int F>
   __device__ bool is_touched(uint64_t i) const {
     if (F & kCount) return count[i] > 0;
-    return (touched[i / 32] >> (i % 32)) & 1u;
+    if (F & kSum) return __double_as_longlong(sum[i]) != kUntouchedSum;
+    if (F & kMin) return min[i] != kMinIdentity;
+    return max[i] != kMaxIdentity;
   }
   template <int F>
   __device__ void add(uint64_t target, unsigned, const Part& p) {
     const uint64_t x = target - t.first;
     if (x >= t.targets) return;  // another chunk's
     const uint64_t i = base + x;
-    if (!(F & kCount)) {
-      const unsigned bit = 1u << (i % 32);
-      if (!(touched[i / 32] & bit)) atomicOr(&touched[i / 32], bit);
-    }
-    if (F & kSum) atomicAdd(&sum[i], p.sum);
+    if (F & kSum) atomicAdd(&sum[i], (F & kCount) ? p.sum : __dadd_rn(p.sum, 0.0));  // -0.0 + 0.0 = +0.0
     if (F & kCount) atomicAdd(&count[i], p.count);
     if (F & kMin) atomicMin(&min[i], static_cast<unsigned long long>(p.min));
     if (F & kMax) atomicMax(&max[i], static_cast<unsigned long long>(p.max));

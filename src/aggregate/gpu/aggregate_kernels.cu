@@ -331,9 +331,7 @@ size_t shared_store_bytes(int fields, uint64_t slots) {
   if (fields & kMin) per_slot += 8;
   if (fields & kMax) per_slot += 8;
   if (fields & kCount) per_slot += 4;
-  // The touched bitmap (a count says it where one is kept).
-  const size_t bitmap = (fields & kCount) ? 0 : 4 * ((slots + 31) / 32);
-  return per_slot * slots + bitmap;
+  return per_slot * slots;
 }
 
 int resident_blocks_per_sm(StoreKind store, Preagg preagg, int fields, bool lean, bool few_dims, int block,

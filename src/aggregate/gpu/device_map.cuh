@@ -60,6 +60,7 @@ struct LeanMap {
   uint64_t mask[kFewDims];
   uint32_t first[kFewDims];       // index of dimension d's base 0 in the positions
   uint32_t weights_at[kFewDims];  // byte offset of double weights[base], or kNoWeights
+  bool weighted;                  // some dimension has weights_at
 };
 
 // Phase 2 of two-phase aggregation: class tuple -> targets (target_classes.hpp).

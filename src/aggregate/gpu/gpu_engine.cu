@@ -156,6 +156,7 @@ MapImage build_map_image(const std::vector<CsrDimension>& dims) {
     m.lean.positions_at = m.lean_image.append(positions);
     for (int d = 0; d < a; ++d)
       m.lean.weights_at[d] = weights[d].empty() ? kNoWeights : m.lean_image.append(weights[d]);
+    m.lean.weighted = std::any_of(weights.begin(), weights.end(), [](const auto& w) { return !w.empty(); });
   }
   return m;
 }

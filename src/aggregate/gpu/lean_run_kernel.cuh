@@ -5,10 +5,10 @@
 // a thread's successive facts share a target for as long as the data does
 // (B1's single target, B2's month and channel classes: 146 K facts). Each
 // thread merges such facts in registers and writes only when its target
-// changes; the runs that end together are merged across the warp against
-// the first ending lane's target (lane0 pre-aggregation): neighbouring
-// lanes cross a target boundary together. The map's positions sit in shared
-// memory. Pages without a relevant cell (their base-id ranges tell) are not
+// changes; where many lanes end runs of the first ending lane's target
+// together (neighbouring lanes cross a target boundary together), those
+// merge across the warp first (lane0 pre-aggregation). The map's positions
+// sit in shared memory where they fit. Pages without a relevant cell (their base-id ranges tell) are not
 // read: the warps share the others evenly (KernelInput::pages).
 #include "aggregate_kernel.cuh"
 
@@ -17,19 +17,30 @@ namespace gpuolap::gpu {
 // No run yet (LeanMap targets are below it).
 constexpr uint32_t kNoRun = kNoPosition;
 
+// Ending runs of at least this many lanes on one target merge across the
+// warp before they write: a merge costs some 30 instructions (a butterfly
+// of shuffles), each lane more on one address one more round of the
+// compare-and-swap loop (some 6). On the H100, 2, 6 and 12 gave M2's and
+// M3's phase 1 the same times (0.17 and 0.50 ms); never merging took B3's
+// from 1.96 to 2.72 ms (its lanes cross class boundaries together).
+constexpr int kLeanMergeLanes = 6;
+
 // A key's target: the sum of its dimensions' parts, or kNoRun when some
 // dimension's base is outside the area.
+// No early exit: the dimensions' loads go out together instead of each
+// waiting for the one before (every base id has an entry).
 template <int D>
 __device__ __forceinline__ uint32_t lean_target(const LeanMap& map, const uint32_t* positions, uint64_t key) {
   uint32_t target = 0;
+  bool inside = true;
 #pragma unroll
   for (int d = 0; d < D; ++d) {
     const uint32_t b = static_cast<uint32_t>((key >> map.shift[d]) & map.mask[d]);
     const uint32_t part = positions[map.first[d] + b];  // position x stride
-    if (part == kNoPosition) return kNoRun;
+    inside = inside && part != kNoPosition;
     target += part;
   }
-  return target;
+  return inside ? target : kNoRun;
 }
 
 // D: the map's dimensions, exactly (a loop over unused slots would still
@@ -49,11 +60,39 @@ __global__ void lean_run_kernel(KernelInput in, LeanMap map, Store store) {
   const uint64_t threads = uint64_t{gridDim.x} * blockDim.x;
   const unsigned copy = static_cast<unsigned>((uint64_t{blockIdx.x} * blockDim.x + threadIdx.x) %
                                               (store.t.copies ? store.t.copies : 1));
+  const unsigned lane = threadIdx.x & 31;
   uint32_t run_target = kNoRun;
   Part run = Part::identity();
-  // Writes the runs of the lanes that pass `ends` (all lanes call it).
+  // Writes the runs of the lanes that pass `ends` (all lanes call it). When
+  // many of them hold the first one's target (lanes crossing a target
+  // boundary together: B2's classes, B3's), they merge first (lane-0
+  // pre-aggregation); otherwise each writes its own. M2 and M3 end a run at
+  // almost every fact (the component varies fastest) with a few lanes on
+  // the same class tuple: a warp-wide merge per fact made their phase 1
+  // instruction-bound, and costs more than the few retries of those lanes'
+  // compare-and-swap loops.
   auto write_runs = [&](bool ends) {
-    contribute<Preagg::lane0, F>(ends, run_target, run, 0, store, copy);
+    const unsigned enders = __ballot_sync(kFullWarp, ends);
+    if (enders == 0) return;
+    const int first = __ffs(enders) - 1;
+    // (Every lane shuffles and votes: no short-circuit may skip them.)
+    const uint32_t first_target = __shfl_sync(kFullWarp, run_target, first);
+    const bool with_first = ends && run_target == first_target;
+    const unsigned merging = __ballot_sync(kFullWarp, with_first);
+    const bool merge = __popc(merging) >= kLeanMergeLanes;
+    Part out = run;
+    if (merge) {
+      // Butterfly: every lane ends with the merge of the first lane's target.
+      Part m = with_first ? run : Part::identity();
+#pragma unroll
+      for (int offset = 16; offset > 0; offset >>= 1) m.merge<F>(shuffle_xor_part<F>(m, offset));
+      if (with_first) {
+        out = m;
+        ends = static_cast<int>(lane) == first;  // the merged runs write once
+      }
+    }
+    if (ends) store.template add<F>(run_target, copy, out);
+    count_updates(store.t, ends);
   };
 
   // A warp's share: a contiguous range of the cells, or of the listed
@@ -65,7 +104,6 @@ __global__ void lean_run_kernel(KernelInput in, LeanMap map, Store store) {
   const uint64_t per_warp = ((span + warps - 1) / warps + kLeanRunStep - 1) / kLeanRunStep * kLeanRunStep;
   const uint64_t begin = warp * per_warp;
   const uint64_t end = begin + per_warp < span ? begin + per_warp : span;
-  const unsigned lane = threadIdx.x & 31;
   for (uint64_t first = begin; first < end; first += kLeanRunStep) {
     const uint64_t page_start = in.pages ? uint64_t{in.pages[first / in.page_size]} * in.page_size : 0;
     uint64_t keys[kLeanRunBatch];
@@ -88,16 +126,18 @@ __global__ void lean_run_kernel(KernelInput in, LeanMap map, Store store) {
       const uint32_t target = lean_target<D>(map, positions, keys[0]);
       const bool relevant = target != kNoRun && values[0] == values[0];
       double w = 1.0;
+      // Most maps weigh nothing: one uniform branch skips the weights.
+      if (map.weighted) {
 #pragma unroll
-      for (int d = 0; d < D; ++d) {
-        // In dimension order, as on the CPU (a weight of 1 changes nothing).
-        if (relevant && map.weights_at[d] != kNoWeights) {
-          const uint32_t b = static_cast<uint32_t>((keys[0] >> map.shift[d]) & map.mask[d]);
-          w = __dmul_rn(w, reinterpret_cast<const double*>(map.global + map.weights_at[d])[b]);
+        for (int d = 0; d < D; ++d) {
+          // In dimension order, as on the CPU (a weight of 1 changes nothing).
+          if (relevant && map.weights_at[d] != kNoWeights) {
+            const uint32_t b = static_cast<uint32_t>((keys[0] >> map.shift[d]) & map.mask[d]);
+            w = __dmul_rn(w, reinterpret_cast<const double*>(map.global + map.weights_at[d])[b]);
+          }
         }
       }
-      const bool ends = relevant && run_target != kNoRun && target != run_target;
-      if (__any_sync(kFullWarp, ends)) write_runs(ends);
+      write_runs(relevant && run_target != kNoRun && target != run_target);
       if (relevant) {
         const Part part = Part::of(__dmul_rn(w, values[0]));
         if (target == run_target) {
