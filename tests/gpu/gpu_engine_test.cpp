@@ -2,9 +2,11 @@
 // combination of its knobs on random cubes, and the thesis-shaped cubes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <iostream>
+#include <tuple>
 
 #include "cpu_engines.hpp"
 #include "gpuolap/error.hpp"
@@ -194,6 +196,42 @@ TEST(GpuEngine, AutoAnswersOnTheCpuWhatTheGpuEngineCannot) {
   EXPECT_NE(chosen.engine->last_plan().find("17 dimensions"), std::string::npos) << chosen.engine->last_plan();
   EXPECT_EQ(compare_results(CpuSerialEngine().run(facts, map, q), got, q.aggregate, contribution_magnitudes(facts, map, 0)), "");
   EXPECT_THROW(make_engine("gpu", facts.size()).engine->run(facts, map, q), InputError);
+}
+
+// Contributions of zero, of either sign, fill their targets: a sum that
+// ends at 0 is a non-empty cell. (Shared stores tell a touched slot by its
+// sum no longer being -0.0, where it starts, and add -0.0 as +0.0; a weight
+// of -1 turns +0.0 facts into -0.0 contributions.)
+TEST(GpuEngine, TargetsOfZeroContributionsAreFilled) {
+  std::vector<Dimension> dims;
+  dims.push_back(Dimension::build(
+      "D", {{"a", {}}, {"b", {}}, {"c", {}}, {"Neg", {{"a", -1.0}, {"b", -1.0}}}, {"All", {{"a", 1.0}, {"b", 1.0}, {"c", 1.0}}}},
+      "t"));
+  dims.push_back(Dimension::build("E", {{"x", {}}, {"y", {}}, {"AllE", {{"x", 1.0}, {"y", 1.0}}}}, "t"));
+  Schema schema("zeros", std::move(dims), {"V"}, "t");
+  // (base of D, base of E, value); (c, y) has no fact.
+  const std::vector<std::tuple<uint32_t, uint32_t, double>> cells{
+      {0, 0, -0.0}, {0, 1, 0.0}, {1, 0, -0.0}, {1, 1, -0.0}, {2, 0, 0.0}};
+  std::vector<uint64_t> keys;
+  std::vector<double> values;
+  for (const auto& [d, e, v] : cells) {  // in key order
+    const uint32_t ids[] = {d, e};
+    keys.push_back(schema.codec().encode(ids));
+    values.push_back(v);
+  }
+  FactTable facts(schema.codec(), keys, {values});
+  const AreaQuery q{0, Aggregate::sum, {{0, 1, 2, 3, 4}, {0, 1, 2}}};
+  const AggregationMap map(schema, q);
+  const AreaResult want = CpuSerialEngine().run(facts, map, q);
+  ASSERT_EQ(want.targets.size(), 14u);  // every target but (c, y)
+  std::vector<GpuOptions> configs = main_variants();
+  GpuOptions work_list;
+  work_list.kernel = "work-list";
+  work_list.variant = "shared";
+  configs.push_back(work_list);
+  const std::vector<std::string> plans = expect_configs_match(facts, map, q, want, configs, "zeros");
+  EXPECT_TRUE(std::any_of(plans.begin(), plans.end(),
+                          [](const std::string& p) { return p.find("store shared") != std::string::npos; }));
 }
 
 // Writes patch the device copy: after the first queries have made both
