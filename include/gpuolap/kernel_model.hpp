@@ -74,7 +74,12 @@ void save_kernel_costs(const KernelCosts& costs, const std::string& path);
 // between CPU and GPU before touching the facts.
 double estimated_contributions(const AggregationMap& map, uint64_t cells);
 
-// Whether the CPU answers before the GPU has paid its fixed cost.
+// The CPU's work on such an area: a look per contribution, and at least
+// one per fact whatever its fan-out.
+double cpu_looks(const AggregationMap& map, uint64_t cells);
+
+// Whether the CPU answers (cpu_looks at the calibrated cost per
+// contribution) before the GPU has paid its fixed cost.
 bool cpu_answers_first(const AggregationMap& map, uint64_t cells, const KernelCosts& c);
 
 struct KernelPrediction {

@@ -29,7 +29,7 @@ class GpuFirstEngine final : public Engine {
     fallback_ = !limit.empty() ? "cpu-parallel, because " + limit
                 : !used_gpu_ ? fmt::format("cpu-parallel, because its about {:.0f} contributions (at least one per "
                                            "fact) take less than the GPU's fixed {:.3f} ms ({})",
-                                           std::max<double>(facts.size(), estimated_contributions(map, facts.size())),
+                                           cpu_looks(map, facts.size()),
                                            costs_.gpu_fixed * 1e3, costs_source_)
                              : "";
     return used_gpu_ ? gpu_->run(facts, map, query) : cpu_.run(facts, map, query);

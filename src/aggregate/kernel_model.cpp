@@ -159,10 +159,12 @@ double estimated_contributions(const AggregationMap& map, uint64_t cells) {
   return per_fact * static_cast<double>(cells);
 }
 
+double cpu_looks(const AggregationMap& map, uint64_t cells) {
+  return std::max(static_cast<double>(cells), estimated_contributions(map, cells));
+}
+
 bool cpu_answers_first(const AggregationMap& map, uint64_t cells, const KernelCosts& c) {
-  // At least one look per fact, whatever its fan-out.
-  const double cpu = std::max(static_cast<double>(cells), estimated_contributions(map, cells)) * c.cpu_per_contribution;
-  return cpu < c.gpu_fixed;
+  return cpu_looks(map, cells) * c.cpu_per_contribution < c.gpu_fixed;
 }
 
 std::vector<KernelPrediction> predict_kernels(const FanOutStats& s, const KernelCosts& c) {
