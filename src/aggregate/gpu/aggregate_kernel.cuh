@@ -10,7 +10,7 @@
 #include <cstdint>
 
 #include "accumulate.cuh"
-#include "device_map.cuh"
+#include "device_map.hpp"
 #include "warp_preaggregate.cuh"
 
 namespace gpuolap::gpu {

@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-#include "device_map.cuh"
+#include "device_map.hpp"
 #include "warp_preaggregate.cuh"
 
 namespace gpuolap::gpu {

@@ -3,8 +3,8 @@
 // (shift, mask), the CSR arrays (base -> targets' positions and weights) and
 // the dimension's stride in target numbers. The arrays live either in
 // constant memory (thesis §4.2, when they fit in 64 KB) or in global memory.
-#include <cuda_runtime.h>
-
+// Plain structs: the host builds them (map_images.hpp), kernels read them.
+#include <cstddef>
 #include <cstdint>
 
 namespace gpuolap::gpu {

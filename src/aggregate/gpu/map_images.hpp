@@ -1,0 +1,65 @@
+#pragma once
+// The maps the gpu engine's kernels read, built on the host as byte images
+// that go to the device in one copy: the query's own map (direct), phase
+// 1's class map and phase 2's expansion map of two-phase aggregation
+// (target_classes.hpp), each with the view (device_map.hpp) that says where
+// its arrays sit. Plain C++: tested and timed without a GPU.
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "device_map.hpp"
+#include "gpuolap/aggregation_map.hpp"
+#include "target_classes.hpp"
+
+namespace gpuolap::gpu {
+
+// Appends arrays to a byte image in 8-byte aligned sections.
+struct ByteImage {
+  std::vector<uint8_t> bytes;
+  template <class T>
+  uint32_t append(const std::vector<T>& v) {
+    const size_t at = (bytes.size() + 7) & ~size_t{7};
+    bytes.resize(at + v.size() * sizeof(T));
+    if (!v.empty()) std::memcpy(bytes.data() + at, v.data(), v.size() * sizeof(T));
+    return static_cast<uint32_t>(at);
+  }
+};
+
+// The aggregation kernel's map: the query's (direct) or the class map (phase
+// 1); for a lean map also packed for the thread-run kernel.
+struct MapImage {
+  ByteImage image;
+  DeviceMap view{};
+  ByteImage lean_image;
+  LeanMap lean{};
+  bool narrow = false;  // its targets fit the packed map's uint32 parts (the thread-run kernel)
+  bool is_lean() const { return view.single && view.dims <= kFewDims; }
+};
+
+// Phase 2's map and its view.
+struct ExpandImage {
+  ByteImage image;
+  ExpandMap view{};
+};
+
+// Whether a dimension's map is a weight-1 total over every base: it changes
+// neither target nor weight, so kernels need not look at it.
+bool is_total(const std::vector<uint32_t>& offsets, const std::vector<uint32_t>& positions,
+              const std::vector<double>& weights);
+
+// Whether the query's own map would be lean (MapImage::is_lean), without
+// building its image: two-phase queries never use it.
+bool direct_map_is_lean(const AggregationMap& map);
+
+// The query's own map (dimensions that are totals left out).
+MapImage direct_map_image(const AggregationMap& map);
+
+// Phase 1 of two-phase aggregation: each relevant base has one target, its
+// class, with weight 1, so a fact adds its raw value to its class tuple.
+MapImage class_map_image(const AggregationMap& map, const TargetClasses& classes);
+
+// Phase 2's map: class tuple -> the class lists' targets and weights.
+ExpandImage expand_image(const AggregationMap& map, const TargetClasses& classes);
+
+}  // namespace gpuolap::gpu

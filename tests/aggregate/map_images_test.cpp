@@ -1,0 +1,148 @@
+// The gpu engine's maps as byte images (gpu/map_images.hpp), read back on
+// the host: the query's own map keeps every dimension that is not a total,
+// with its CSR arrays; a lean map's packed form gives each base its part of
+// the target number (position x stride) and its weight; phase 1's class
+// map gives each relevant base its class; phase 2's map keeps the classes'
+// lists.
+#include "gpu/map_images.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gpuolap/random_cube.hpp"
+
+namespace gpuolap {
+namespace {
+
+template <class T>
+std::vector<T> read(const gpu::ByteImage& image, uint32_t at, size_t n) {
+  std::vector<T> out(n);
+  if (n > 0) std::memcpy(out.data(), image.bytes.data() + at, n * sizeof(T));
+  return out;
+}
+
+// The dimensions a kernel walks: those that are not totals.
+std::vector<size_t> walked(const AggregationMap& map) {
+  std::vector<size_t> dims;
+  for (size_t d = 0; d < map.dimension_count(); ++d) {
+    const DimensionMap& m = map.dimension(d);
+    if (!gpu::is_total(m.offsets, m.positions, m.weights)) dims.push_back(d);
+  }
+  return dims;
+}
+
+TEST(MapImages, TheDirectMapKeepsTheWalkedDimensionsAndPacksLeanOnes) {
+  int lean_maps = 0;
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    const RandomCube cube = random_cube(seed);
+    std::mt19937_64 rng(seed);
+    for (int q = 0; q < 6; ++q) {
+      const AreaQuery query = random_query(rng, cube.schema);
+      const AggregationMap map(cube.schema, query);
+      SCOPED_TRACE("seed " + std::to_string(seed) + " query " + std::to_string(q));
+      const gpu::MapImage image = gpu::direct_map_image(map);
+      const std::vector<size_t> dims = walked(map);
+      ASSERT_EQ(image.view.dims, static_cast<int>(dims.size()));
+      bool single = true;
+      for (size_t a = 0; a < dims.size(); ++a) {
+        const DimensionMap& m = map.dimension(dims[a]);
+        EXPECT_EQ(image.view.stride[a], map.stride(dims[a]));
+        EXPECT_EQ(read<uint32_t>(image.image, image.view.offsets_at[a], m.offsets.size()), m.offsets);
+        EXPECT_EQ(read<uint32_t>(image.image, image.view.positions_at[a], m.positions.size()), m.positions);
+        EXPECT_EQ(read<double>(image.image, image.view.weights_at[a], m.weights.size()), m.weights);
+        for (size_t b = 0; b + 1 < m.offsets.size(); ++b) single = single && m.offsets[b + 1] - m.offsets[b] <= 1;
+      }
+      EXPECT_EQ(image.view.single, single);
+      EXPECT_EQ(gpu::direct_map_is_lean(map), image.is_lean());
+      if (!image.is_lean() || !image.narrow) continue;
+      ++lean_maps;
+      // The packed map: per walked dimension and base, position x stride
+      // (kNoPosition outside the area); weights only where one is not 1.
+      const auto parts = read<uint32_t>(image.lean_image, image.lean.positions_at, image.lean.entries);
+      ASSERT_EQ(image.lean.dims, static_cast<int>(dims.size()));
+      bool weighted = false;
+      for (size_t a = 0; a < dims.size(); ++a) {
+        const DimensionMap& m = map.dimension(dims[a]);
+        EXPECT_EQ(image.lean.shift[a], map.codec().shift(dims[a]));
+        EXPECT_EQ(image.lean.mask[a], map.codec().mask(dims[a]));
+        const size_t bases = m.offsets.size() - 1;
+        std::vector<double> weights(bases, 0.0);
+        bool all_one = true;
+        for (size_t b = 0; b < bases; ++b) {
+          const uint32_t part = parts[image.lean.first[a] + b];
+          if (m.offsets[b + 1] == m.offsets[b]) {
+            EXPECT_EQ(part, gpu::kNoPosition) << "dimension " << dims[a] << " base " << b;
+            continue;
+          }
+          EXPECT_EQ(part, uint64_t{m.positions[m.offsets[b]]} * map.stride(dims[a]))
+              << "dimension " << dims[a] << " base " << b;
+          weights[b] = m.weights[m.offsets[b]];
+          all_one = all_one && weights[b] == 1.0;
+        }
+        if (all_one) {
+          EXPECT_EQ(image.lean.weights_at[a], gpu::kNoWeights) << "dimension " << dims[a];
+        } else {
+          weighted = true;
+          ASSERT_NE(image.lean.weights_at[a], gpu::kNoWeights) << "dimension " << dims[a];
+          EXPECT_EQ(read<double>(image.lean_image, image.lean.weights_at[a], bases), weights);
+        }
+      }
+      EXPECT_EQ(image.lean.weighted, weighted);
+    }
+  }
+  EXPECT_GT(lean_maps, 10);
+}
+
+TEST(MapImages, TheClassMapsGiveEachRelevantBaseItsClassAndEachClassItsList) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    const RandomCube cube = random_cube(seed);
+    std::mt19937_64 rng(seed);
+    for (int q = 0; q < 4; ++q) {
+      const AggregationMap map(cube.schema, random_query(rng, cube.schema));
+      SCOPED_TRACE("seed " + std::to_string(seed) + " query " + std::to_string(q));
+      const gpu::TargetClasses classes = gpu::target_classes(map, uint64_t{1} << 40);
+      // Phase 1: one target per relevant base, its class x the class stride.
+      const gpu::MapImage phase1 = gpu::class_map_image(map, classes);
+      EXPECT_TRUE(phase1.view.single);
+      int a = 0;
+      for (size_t d = 0; d < map.dimension_count(); ++d) {
+        const std::vector<uint32_t>& class_of = classes.dims[d].class_of_base;
+        bool total = true;  // every base in class 0: the class map leaves the dimension out
+        for (uint32_t c : class_of) total = total && c == 0;
+        if (total) continue;
+        ASSERT_LT(a, phase1.view.dims);
+        const auto offsets = read<uint32_t>(phase1.image, phase1.view.offsets_at[a], class_of.size() + 1);
+        const auto positions = read<uint32_t>(phase1.image, phase1.view.positions_at[a], offsets.back());
+        EXPECT_EQ(phase1.view.stride[a], classes.strides[d]);
+        for (size_t b = 0; b < class_of.size(); ++b) {
+          if (class_of[b] == gpu::kNoClass) {
+            EXPECT_EQ(offsets[b + 1], offsets[b]) << "dimension " << d << " base " << b;
+          } else {
+            ASSERT_EQ(offsets[b + 1], offsets[b] + 1) << "dimension " << d << " base " << b;
+            EXPECT_EQ(positions[offsets[b]], class_of[b]) << "dimension " << d << " base " << b;
+          }
+        }
+        ++a;
+      }
+      EXPECT_EQ(phase1.view.dims, a);
+      // Phase 2: each class's list, with the area's target strides.
+      const gpu::ExpandImage phase2 = gpu::expand_image(map, classes);
+      ASSERT_EQ(phase2.view.dims, static_cast<int>(map.dimension_count()));
+      for (size_t d = 0; d < map.dimension_count(); ++d) {
+        const gpu::DimensionClasses& c = classes.dims[d];
+        EXPECT_EQ(phase2.view.class_stride[d], classes.strides[d]);
+        EXPECT_EQ(phase2.view.target_stride[d], map.stride(d));
+        EXPECT_EQ(read<uint32_t>(phase2.image, phase2.view.offsets_at[d], c.offsets.size()), c.offsets);
+        EXPECT_EQ(read<uint32_t>(phase2.image, phase2.view.positions_at[d], c.positions.size()), c.positions);
+        EXPECT_EQ(read<double>(phase2.image, phase2.view.weights_at[d], c.weights.size()), c.weights);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gpuolap
