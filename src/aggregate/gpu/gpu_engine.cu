@@ -23,6 +23,7 @@
 #include <thrust/iterator/zip_iterator.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <optional>
 #include <sstream>
@@ -53,6 +54,23 @@ std::string text(const Args&... args) {
   (out << ... << args);
   return out.str();
 }
+
+// The plan stage's host steps in microseconds, for the plan text: where a
+// query's planning goes on the machine it runs on.
+class HostSteps {
+ public:
+  void step(const char* name) {
+    const auto now = std::chrono::steady_clock::now();
+    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(now - last_).count();
+    said_ += text(said_.empty() ? "host us: " : ", ", name, " ", us);
+    last_ = now;
+  }
+  std::string said() const { return said_.empty() ? said_ : said_ + "; "; }
+
+ private:
+  std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
+  std::string said_;
+};
 
 int fields_of(Aggregate a) {
   switch (a) {
@@ -638,6 +656,7 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
   // base to the lean kernel gains nothing from it (measured on B1 and M1:
   // 2.14 and 0.36 ms in one phase against 2.42 and 0.46 in two).
   clock.start("plan");
+  HostSteps host;
   const bool direct_is_lean = direct_map_is_lean(map);
   KernelKind kernel = parse_kernel(options_.kernel);  // auto: source, unless the model says otherwise below
   // The pair kernels (work list, CDP, hybrid) answer uneven fan-out of the
@@ -650,11 +669,13 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
   if (kernel == KernelKind::source &&
       (options_.two_phase == "on" || (options_.two_phase == "auto" && !direct_is_lean)))
     classes = target_classes(map, max_cells);
+  host.step("classes");
   const bool two_phase = classes.cells > 0;
   if (options_.two_phase == "on" && !two_phase)
     throw InputError(text("gpu engine: two-phase aggregation needs at most ", max_cells,
                           " class tuples; this area has more"));
   MapImage image = two_phase ? class_map_image(map, classes) : direct_map_image(map);
+  host.step("map image");
   // `auto`: two-phase aggregation and thread runs make about one update per
   // fact; the pair kernels make one per contribution, so they are weighed
   // only where neither applies, by the cost model on a sample of the facts.
@@ -680,6 +701,7 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
     auto_plan = text("auto chose kernel source (", two_phase ? "two-phase" : "one target per fact",
                      ": about one update per fact); ");
   }
+  host.step("kernel choice");
   const size_t map_bytes = image.image.bytes.size();
   // The thesis kept the map in constant memory. On Hopper that serialises
   // the lanes' different addresses (M3 ran 10x slower than with global
@@ -692,6 +714,7 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
   const int first_fields = two_phase && (fields & (kMin | kMax)) ? kMinMaxFields : fields;
   const bool lean = image.is_lean();
   const StagePlan plan = choose_stage(kernel, first_targets, first_fields, two_phase, image);
+  host.step("launch shape");
   const bool compact = options_.prefilter == "compact";
   // The thread-run kernel skips the resident pages without a relevant cell
   // itself (fused prefilter): the list of pages it reads travels with its
@@ -707,8 +730,10 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
     }
   }
   const size_t pages_skipped = page_list_at ? cube_.page_count() - page_list.size() : 0;
+  host.step("page list");
   ExpandImage expand;
   if (two_phase) expand = expand_image(map, classes);
+  if (two_phase) host.step("expansion image");
   clock.stop();
 
   // The kernel's map, the thread-run kernel's packed map and phase 2's map
@@ -903,7 +928,7 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
       two_phase ? text("two-phase: ", classes.cells, " class tuples, expanded to ", contributions, " contributions into a ",
                        store_name(final_store), " store of the area; ")
                 : std::string();
-  plan_ = text(auto_plan, "facts ", update_kind, update.kind == CubeUpdate::resident ? std::string() : text(" (", update.cells, " cells)"),
+  plan_ = text(host.said(), auto_plan, "facts ", update_kind, update.kind == CubeUpdate::resident ? std::string() : text(" (", update.cells, " cells)"),
                ", ", cube_.size(), " resident + ", cube_.added_size(), " added cells in ", cube_.bytes() / 1e6,
                " MB of device memory; ", expand_plan, kernel_plan, ", store ", store_name(plan.store), ", copies ",
                plan.copies, ", preagg ", preagg_name(plan.preagg), ", prefilter ", compact ? "compact" : "fused",
