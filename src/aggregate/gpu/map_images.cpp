@@ -73,16 +73,6 @@ MapImage build_map_image(const std::vector<CsrDimension>& dims) {
 
 }  // namespace
 
-// Whether a dimension's map is a weight-1 total over every base: it changes
-// neither target nor weight, so kernels need not look at it.
-bool is_total(const std::vector<uint32_t>& offsets, const std::vector<uint32_t>& positions,
-              const std::vector<double>& weights) {
-  if (positions.size() + 1 != offsets.size()) return false;  // one entry per base
-  for (size_t i = 0; i < positions.size(); ++i)
-    if (positions[i] != 0 || weights[i] != 1.0) return false;
-  return true;
-}
-
 // Whether the query's own map would be lean (MapImage::is_lean), without
 // building its image: two-phase queries never use it.
 bool direct_map_is_lean(const AggregationMap& map) {
@@ -114,6 +104,11 @@ MapImage class_map_image(const AggregationMap& map, const TargetClasses& classes
   std::vector<CsrDimension> dims;
   for (size_t d = 0; d < classes.dims.size(); ++d) {
     const auto& of = classes.dims[d].class_of_base;
+    // One class over every base: a total, which the image leaves out anyway.
+    if (classes.dims[d].count() == 1 && std::find(of.begin(), of.end(), kNoClass) == of.end()) continue;
+    offsets[d].reserve(of.size() + 1);
+    positions[d].reserve(of.size());
+    weights[d].reserve(of.size());
     offsets[d].push_back(0);
     for (uint32_t c : of) {
       if (c != kNoClass) {

@@ -43,11 +43,6 @@ struct ExpandImage {
   ExpandMap view{};
 };
 
-// Whether a dimension's map is a weight-1 total over every base: it changes
-// neither target nor weight, so kernels need not look at it.
-bool is_total(const std::vector<uint32_t>& offsets, const std::vector<uint32_t>& positions,
-              const std::vector<double>& weights);
-
 // Whether the query's own map would be lean (MapImage::is_lean), without
 // building its image: two-phase queries never use it.
 bool direct_map_is_lean(const AggregationMap& map);

@@ -29,6 +29,12 @@ struct TargetClasses {
   uint64_t cells = 0;             // class tuples: the phase-1 space
 };
 
+// Whether a dimension's map is a weight-1 total over every base: it changes
+// neither target nor weight (kernels need not look at it), and its bases
+// form one class.
+bool is_total(const std::vector<uint32_t>& offsets, const std::vector<uint32_t>& positions,
+              const std::vector<double>& weights);
+
 // The classes of a map; `cells` is 0 when the class-tuple space would exceed
 // `max_cells` (two-phase aggregation then gains nothing).
 TargetClasses target_classes(const AggregationMap& map, uint64_t max_cells);
