@@ -8,8 +8,9 @@
 // changes; where many lanes end runs of the first ending lane's target
 // together (neighbouring lanes cross a target boundary together), those
 // merge across the warp first (lane0 pre-aggregation). The map's positions
-// sit in shared memory where they fit. Pages without a relevant cell (their base-id ranges tell) are not
-// read: the warps share the others evenly (KernelInput::pages).
+// sit in shared memory where they fit. Pages without a relevant cell (their
+// base-id ranges tell) are not read: the warps share the others evenly
+// (KernelInput::pages).
 #include "aggregate_kernel.cuh"
 
 namespace gpuolap::gpu {
@@ -44,7 +45,7 @@ __device__ __forceinline__ uint32_t lean_target(const LeanMap& map, const uint32
 }
 
 // D: the map's dimensions, exactly (a loop over unused slots would still
-// issue its predicated instructions: the kernel is instruction-bound).
+// issue its predicated instructions).
 template <class Store, int F, int D>
 __global__ void lean_run_kernel(KernelInput in, LeanMap map, Store store) {
   extern __shared__ __align__(16) uint8_t smem[];
@@ -68,9 +69,9 @@ __global__ void lean_run_kernel(KernelInput in, LeanMap map, Store store) {
   // boundary together: B2's classes, B3's), they merge first (lane-0
   // pre-aggregation); otherwise each writes its own. M2 and M3 end a run at
   // almost every fact (the component varies fastest) with a few lanes on
-  // the same class tuple: a warp-wide merge per fact made their phase 1
-  // instruction-bound, and costs more than the few retries of those lanes'
-  // compare-and-swap loops.
+  // the same class tuple: there a warp-wide merge per fact costs more
+  // instructions than the few retries of those lanes' compare-and-swap
+  // loops save.
   auto write_runs = [&](bool ends) {
     const unsigned enders = __ballot_sync(kFullWarp, ends);
     if (enders == 0) return;
