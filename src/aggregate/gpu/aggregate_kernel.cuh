@@ -128,11 +128,13 @@ struct DenseStore : GlobalStore {
 // A slot's own value says whether it has a contribution, so no byte or bit
 // of shared memory and no instruction goes to marking it (M3's 27,968
 // class tuples then leave room for the thread-run kernel's map): a count
-// above 0; a min or max past its identity (contributions are never NaN:
-// values and weights are finite); a sum that is no longer -0.0, its
-// initial value, as contributions of -0.0 are added as +0.0 (the sum of
-// a target whose every contribution is -0.0 is then +0.0, equal to it, as
-// two-phase aggregation already gives).
+// above 0; a min or max past its identity; a sum that is no longer -0.0,
+// its initial value, as contributions of -0.0 are added as +0.0 (the sum
+// of a target whose every contribution is -0.0 is then +0.0, equal to it,
+// as two-phase aggregation already gives). Values and weights are finite;
+// only a NaN contribution (weights whose product overflows, times a value
+// of 0) could encode as a min's or max's identity and leave its slot
+// looking untouched.
 struct SharedStore {
   TargetTable t;
   double* sum;

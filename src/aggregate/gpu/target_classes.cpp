@@ -34,9 +34,9 @@ uint64_t list_hash(std::span<const uint32_t> positions, std::span<const double> 
 
 bool is_total(const std::vector<uint32_t>& offsets, const std::vector<uint32_t>& positions,
               const std::vector<double>& weights) {
-  if (positions.size() + 1 != offsets.size()) return false;  // one entry per base
-  for (size_t i = 0; i < positions.size(); ++i)
-    if (positions[i] != 0 || weights[i] != 1.0) return false;
+  if (positions.size() + 1 != offsets.size()) return false;
+  for (size_t i = 0; i < positions.size(); ++i)  // base i's one entry: target 0, weight 1
+    if (offsets[i] != i || positions[i] != 0 || weights[i] != 1.0) return false;
   return true;
 }
 
