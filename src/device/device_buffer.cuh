@@ -2,10 +2,10 @@
 // An owning array in device memory (cudaMalloc: never managed memory).
 #include <cuda_runtime.h>
 
-#include <utility>
 #include <vector>
 
 #include "cuda_check.cuh"
+#include "cuda_memory.cuh"
 
 namespace gpuolap {
 
@@ -14,36 +14,24 @@ class DeviceBuffer {
  public:
   DeviceBuffer() = default;
   explicit DeviceBuffer(size_t n) { allocate(n); }
-  ~DeviceBuffer() { release(); }
-  DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), size_(std::exchange(o.size_, 0)) {}
-  DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
-    if (this != &o) {
-      release();
-      ptr_ = std::exchange(o.ptr_, nullptr);
-      size_ = std::exchange(o.size_, 0);
-    }
-    return *this;
-  }
-  DeviceBuffer(const DeviceBuffer&) = delete;
-  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
 
   // Grows (never shrinks) to at least n elements; the contents are not kept.
   void reserve(size_t n) {
-    if (n <= size_) return;
-    release();
+    if (n <= size()) return;
+    memory_.reset();
     allocate(n);
   }
-  T* data() const { return ptr_; }
-  size_t size() const { return size_; }
+  T* data() const { return static_cast<T*>(memory_.get()); }
+  size_t size() const { return memory_.bytes() / sizeof(T); }
 
   void upload(const T* host, size_t n, cudaStream_t stream = nullptr) {
     reserve(n);
-    if (n) GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(ptr_, host, n * sizeof(T), cudaMemcpyHostToDevice, stream));
+    if (n) GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(data(), host, n * sizeof(T), cudaMemcpyHostToDevice, stream));
   }
   void upload(const std::vector<T>& host, cudaStream_t stream = nullptr) { upload(host.data(), host.size(), stream); }
   std::vector<T> download(size_t n, cudaStream_t stream = nullptr) const {
     std::vector<T> host(n);
-    if (n) GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(host.data(), ptr_, n * sizeof(T), cudaMemcpyDeviceToHost, stream));
+    if (n) GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(host.data(), data(), n * sizeof(T), cudaMemcpyDeviceToHost, stream));
     GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(stream));
     return host;
   }
@@ -51,17 +39,12 @@ class DeviceBuffer {
  private:
   void allocate(size_t n) {
     if (n == 0) return;
-    GPUOLAP_CUDA_CHECK(cudaMalloc(&ptr_, n * sizeof(T)));
-    size_ = n;
-  }
-  void release() {
-    if (ptr_) cudaFree(ptr_);
-    ptr_ = nullptr;
-    size_ = 0;
+    void* p = nullptr;
+    GPUOLAP_CUDA_CHECK(cudaMalloc(&p, n * sizeof(T)));
+    memory_.reset(p, n * sizeof(T));
   }
 
-  T* ptr_ = nullptr;
-  size_t size_ = 0;
+  CudaMemory<cudaFree> memory_;
 };
 
 }  // namespace gpuolap

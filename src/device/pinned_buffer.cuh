@@ -7,47 +7,27 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
-#include <utility>
 
 #include "cuda_check.cuh"
+#include "cuda_memory.cuh"
 
 namespace gpuolap {
 
 class PinnedBuffer {
  public:
-  PinnedBuffer() = default;
-  ~PinnedBuffer() { release(); }
-  PinnedBuffer(PinnedBuffer&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), size_(std::exchange(o.size_, 0)) {}
-  PinnedBuffer& operator=(PinnedBuffer&& o) noexcept {
-    if (this != &o) {
-      release();
-      ptr_ = std::exchange(o.ptr_, nullptr);
-      size_ = std::exchange(o.size_, 0);
-    }
-    return *this;
-  }
-  PinnedBuffer(const PinnedBuffer&) = delete;
-  PinnedBuffer& operator=(const PinnedBuffer&) = delete;
-
   // Grows (never shrinks) to at least `bytes`; the contents are not kept.
   // The caller makes sure no copy still reads or writes the old bytes.
   void reserve(size_t bytes) {
-    if (bytes <= size_) return;
-    release();
-    GPUOLAP_CUDA_CHECK(cudaMallocHost(&ptr_, bytes));
-    size_ = bytes;
+    if (bytes <= memory_.bytes()) return;
+    memory_.reset();
+    void* p = nullptr;
+    GPUOLAP_CUDA_CHECK(cudaMallocHost(&p, bytes));
+    memory_.reset(p, bytes);
   }
-  void* data() const { return ptr_; }
+  void* data() const { return memory_.get(); }
 
  private:
-  void release() {
-    if (ptr_) cudaFreeHost(ptr_);
-    ptr_ = nullptr;
-    size_ = 0;
-  }
-
-  void* ptr_ = nullptr;
-  size_t size_ = 0;
+  CudaMemory<cudaFreeHost> memory_;
 };
 
 }  // namespace gpuolap
