@@ -20,10 +20,13 @@ struct CsrDimension {
 // Keeps the dimensions that are not totals, in order (weights still multiply
 // in dimension order: a total's weight is 1).
 MapImage build_map_image(const std::vector<CsrDimension>& dims) {
+  std::vector<const CsrDimension*> walked;
+  for (const CsrDimension& c : dims)
+    if (!is_total(c.offsets, c.positions, c.weights)) walked.push_back(&c);
   MapImage m;
   m.view.single = true;
-  for (const CsrDimension& c : dims) {
-    if (is_total(c.offsets, c.positions, c.weights)) continue;
+  for (const CsrDimension* walked_dim : walked) {
+    const CsrDimension& c = *walked_dim;
     const int a = m.view.dims++;
     m.view.shift[a] = c.shift;
     m.view.mask[a] = c.mask;
@@ -39,8 +42,8 @@ MapImage build_map_image(const std::vector<CsrDimension>& dims) {
     int a = 0;
     uint64_t largest_target = 0;
     m.narrow = true;
-    for (const CsrDimension& c : dims) {
-      if (is_total(c.offsets, c.positions, c.weights)) continue;
+    for (const CsrDimension* walked_dim : walked) {
+      const CsrDimension& c = *walked_dim;
       m.lean.shift[a] = c.shift;
       m.lean.mask[a] = c.mask;
       m.lean.first[a] = static_cast<uint32_t>(positions.size());
