@@ -454,12 +454,11 @@ class GpuEngine final : public Engine {
   void release_stores();
   AreaResult compact_dense(const TargetTable& t, int fields, Aggregate a, StageClock& clock);
   AreaResult compact_hash(const TargetTable& t, int fields, Aggregate a, StageClock& clock);
-  // Targets and values (n of each, on the device) to the host.
-  AreaResult download(uint64_t n, const uint64_t* targets, const double* values, StageClock& clock);
-  // The same for a count still on the device: all `most` entries come back
-  // with it, and the first `count` are kept.
-  AreaResult download_with_count(uint64_t most, const uint64_t* targets, const double* values,
-                                 const uint64_t* count, StageClock& clock);
+  // Targets and values (`most` of each, on the device) to the host through
+  // pinned memory; with a count still on the device, it comes in the same
+  // trip and the first `count` are kept.
+  AreaResult download(uint64_t most, const uint64_t* targets, const double* values, const uint64_t* count,
+                      StageClock& clock);
   void* temp(size_t bytes) {
     temp_.reserve(bytes);
     return temp_.data();
@@ -1144,11 +1143,11 @@ AreaResult GpuEngine::compact_dense(const TargetTable& t, int fields, Aggregate 
     // A small area comes back whole with its count, in one trip: no wait
     // for the count before the copy.
     clock.stop();
-    return download_with_count(t.targets, out_targets_.data(), out_values_.data(), selected_count_.data(), clock);
+    return download(t.targets, out_targets_.data(), out_values_.data(), selected_count_.data(), clock);
   }
   const uint64_t filled = selected_count_.download(1, stream_)[0];
   clock.stop();
-  return download(filled, out_targets_.data(), out_values_.data(), clock);
+  return download(filled, out_targets_.data(), out_values_.data(), nullptr, clock);
 }
 
 AreaResult GpuEngine::compact_hash(const TargetTable& t, int fields, Aggregate a, StageClock& clock) {
@@ -1207,48 +1206,28 @@ AreaResult GpuEngine::compact_hash(const TargetTable& t, int fields, Aggregate a
     finish_cells<<<grid, 256, 0, stream_>>>(cells_b_.data(), filled, a, out_values_.data());
     GPUOLAP_CHECK_LAUNCH("finish_cells");
   }
-  return download(filled, out_targets_.data(), out_values_.data(), clock);
+  return download(filled, out_targets_.data(), out_values_.data(), nullptr, clock);
 }
 
-AreaResult GpuEngine::download_with_count(uint64_t most, const uint64_t* targets, const double* values,
-                                          const uint64_t* count, StageClock& clock) {
+AreaResult GpuEngine::download(uint64_t most, const uint64_t* targets, const double* values, const uint64_t* count,
+                               StageClock& clock) {
   clock.start("copy back");
   download_staging_.reserve(sizeof(uint64_t) + most * (sizeof(uint64_t) + sizeof(double)));
   auto* staged_count = static_cast<uint64_t*>(download_staging_.data());
   uint64_t* staged_targets = staged_count + 1;
   auto* staged_values = reinterpret_cast<double*>(staged_targets + most);
-  GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(staged_count, count, sizeof(uint64_t), cudaMemcpyDeviceToHost, stream_));
+  if (count) GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(staged_count, count, sizeof(uint64_t), cudaMemcpyDeviceToHost, stream_));
   if (most > 0) {
     GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(staged_targets, targets, most * sizeof(uint64_t), cudaMemcpyDeviceToHost, stream_));
     GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(staged_values, values, most * sizeof(double), cudaMemcpyDeviceToHost, stream_));
   }
   GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(stream_));
-  const uint64_t n = *staged_count;
+  const uint64_t n = count ? *staged_count : most;
   if (n > most) throw GpuError(text("gpu engine: the compaction selected ", n, " of ", most, " targets"));
   AreaResult r;
   r.targets.assign(staged_targets, staged_targets + n);
   r.values.assign(staged_values, staged_values + n);
   clock.stop();
-  return r;
-}
-
-AreaResult GpuEngine::download(uint64_t n, const uint64_t* targets, const double* values, StageClock& clock) {
-  clock.start("copy back");
-  AreaResult r;
-  r.targets.resize(n);
-  r.values.resize(n);
-  if (n > 0) {
-    download_staging_.reserve(n * (sizeof(uint64_t) + sizeof(double)));
-    auto* staged_targets = static_cast<uint64_t*>(download_staging_.data());
-    auto* staged_values = reinterpret_cast<double*>(staged_targets + n);
-    GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(staged_targets, targets, n * sizeof(uint64_t), cudaMemcpyDeviceToHost, stream_));
-    GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(staged_values, values, n * sizeof(double), cudaMemcpyDeviceToHost, stream_));
-    GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(stream_));
-    std::memcpy(r.targets.data(), staged_targets, n * sizeof(uint64_t));
-    std::memcpy(r.values.data(), staged_values, n * sizeof(double));
-  }
-  clock.stop();
-  GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(stream_));
   return r;
 }
 
