@@ -21,13 +21,20 @@ class PinnedBuffer {
     if (bytes <= memory_.bytes()) return;
     memory_.reset();
     void* p = nullptr;
+    device_ = nullptr;
     GPUOLAP_CUDA_CHECK(cudaMallocHost(&p, bytes));
     memory_.reset(p, bytes);
+    GPUOLAP_CUDA_CHECK(cudaHostGetDevicePointer(&device_, p, 0));
   }
   void* data() const { return memory_.get(); }
+  // The same bytes as kernels and copies address them: pinned memory is
+  // mapped into the device's address space (with unified addressing, at
+  // the same address), so a kernel may write results straight into it.
+  void* device_data() const { return memory_.get() ? device_ : nullptr; }
 
  private:
   CudaMemory<cudaFreeHost> memory_;
+  void* device_ = nullptr;
 };
 
 }  // namespace gpuolap

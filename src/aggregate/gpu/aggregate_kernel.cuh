@@ -41,6 +41,24 @@ struct TargetTable {
   unsigned long long* updates;  // when not null: counts the updates of the facts' kernel (thesis table 5.2)
 };
 
+// Merges the `copies` slots of dense target x into c (count, or else the
+// touched flag, says which hold a contribution); false when none does.
+template <int F>
+__device__ inline bool merge_dense_copies(const TargetTable& t, uint64_t x, Cell& c) {
+  bool any = false;
+  for (unsigned k = 0; k < t.copies; ++k) {
+    const uint64_t slot = uint64_t{k} * t.targets + x;
+    const bool hit = (F & kCount) ? t.count[slot] > 0 : t.touched[slot] != 0;
+    if (!hit) continue;
+    any = true;
+    if (F & kSum) c.sum += t.sum[slot];
+    if (F & kCount) c.count += t.count[slot];
+    if (F & kMin) c.min = t.min[slot] < c.min ? t.min[slot] : c.min;
+    if (F & kMax) c.max = t.max[slot] > c.max ? t.max[slot] : c.max;
+  }
+  return any;
+}
+
 // Adds the warp's updates to the count (all lanes call it together).
 __device__ __forceinline__ void count_updates(const TargetTable& t, bool adds) {
   if (!t.updates) return;

@@ -10,10 +10,13 @@
 //             thread-run kernel gets the list of pages to read)
 //   table     allocate and clear the target store
 //   aggregate the source-based kernel with the chosen store and pre-aggregation
-//   expand    two-phase: class tuples to their targets, a thread per pair
+//   expand    two-phase: phase 2's map, built on the host and sent while
+//             phase 1 runs; the class tuples' cells and target counts, a
+//             CUB scan of the counts, then a thread per (tuple, target) pair
 //   compact   merge each target's copies into one cell (CUB sort + reduce-by-key
 //             for the hash store, a reduction over copies for dense stores)
-//             and keep the filled ones (CUB select)
+//             and keep the filled ones (CUB select) — for dense stores of
+//             areas up to 64 MB of results straight into pinned host memory
 //   copy back targets and values to the host, through pinned memory
 // An area whose store would not fit runs table..copy back once per window of
 // target numbers; repeated stages' times are summed.
@@ -66,6 +69,8 @@ class HostSteps {
     last_ = now;
   }
   std::string said() const { return said_.empty() ? said_ : said_ + "; "; }
+  // The next step starts now (the time since the last one was not planning).
+  void resume() { last_ = std::chrono::steady_clock::now(); }
 
  private:
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
@@ -126,17 +131,7 @@ __global__ void reduce_dense(TargetTable t, Cell* cells, double* values, Aggrega
   for (uint64_t x = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; x < t.targets;
        x += uint64_t{gridDim.x} * blockDim.x) {
     Cell c{0.0, 0ull, kMinIdentity, kMaxIdentity};
-    bool any = false;
-    for (unsigned k = 0; k < t.copies; ++k) {
-      const uint64_t slot = uint64_t{k} * t.targets + x;
-      const bool hit = (F & kCount) ? t.count[slot] > 0 : t.touched[slot] != 0;
-      if (!hit) continue;
-      any = true;
-      if (F & kSum) c.sum += t.sum[slot];
-      if (F & kCount) c.count += t.count[slot];
-      if (F & kMin) c.min = t.min[slot] < c.min ? t.min[slot] : c.min;
-      if (F & kMax) c.max = t.max[slot] > c.max ? t.max[slot] : c.max;
-    }
+    const bool any = merge_dense_copies<F>(t, x, c);
     if (values) values[x] = finish_value(c, a);
     else cells[x] = c;
     nonempty[x] = any;
@@ -227,10 +222,12 @@ const char* kernel_name(KernelKind k) {
 
 bool uses_cdp(KernelKind k) { return k == KernelKind::cdp || k == KernelKind::hybrid; }
 
-// Results of areas up to this many bytes (16 per target) come back whole
-// with their count in one trip; larger ones wait for the count, then copy
-// only the filled targets (M3: 13,971 of 874,437).
-constexpr uint64_t kOneTripBytes = 256 * 1024;
+// The compaction of a dense store of areas up to this many bytes (16 per
+// target) writes the filled targets and their count straight into pinned
+// host memory (mapped; a few writes over PCIe): no copy after it, and no
+// wait for the count before one. Larger areas keep their results on the
+// device, wait for the count, then copy only the filled targets.
+constexpr uint64_t kStraightToHostBytes = uint64_t{64} << 20;
 
 // Source cells per work-list segment: its counts and sums take 8 bytes each.
 constexpr uint64_t kWorkListSegment = uint64_t{1} << 24;
@@ -454,11 +451,19 @@ class GpuEngine final : public Engine {
   void release_stores();
   AreaResult compact_dense(const TargetTable& t, int fields, Aggregate a, StageClock& clock);
   AreaResult compact_hash(const TargetTable& t, int fields, Aggregate a, StageClock& clock);
-  // Targets and values (`most` of each, on the device) to the host through
-  // pinned memory; with a count still on the device, it comes in the same
-  // trip and the first `count` are kept.
-  AreaResult download(uint64_t most, const uint64_t* targets, const double* values, const uint64_t* count,
-                      StageClock& clock);
+  // Where results go in the pinned staging, as the device sees it: a count,
+  // then room for `most` targets, then `most` values.
+  struct ResultStaging {
+    uint64_t* device_count;
+    uint64_t* device_targets;
+    double* device_values;
+  };
+  ResultStaging stage_results(uint64_t most);
+  // n targets and values on the device to the staging, then collected.
+  AreaResult download(uint64_t n, const uint64_t* targets, const double* values, StageClock& clock);
+  // Waits for the stream and reads the staged results: the first `count`
+  // of them when counted, else all `most`.
+  AreaResult collect(uint64_t most, bool counted, StageClock& clock);
   void* temp(size_t bytes) {
     temp_.reserve(bytes);
     return temp_.data();
@@ -480,8 +485,9 @@ class GpuEngine final : public Engine {
 
   // Reused between queries; they only grow.
   TableBuffers first_, second_;  // the store of the facts' kernel; phase 2's
-  PinnedBuffer upload_staging_, download_staging_, count_staging_;  // the maps', results' and pair count's trips
-  DeviceBuffer<uint8_t> map_global_, page_relevant_, nonempty_, phase1_nonempty_, temp_;
+  // The trips of the maps, phase 2's map, the results and the pair count.
+  PinnedBuffer upload_staging_, expand_staging_, download_staging_, count_staging_;
+  DeviceBuffer<uint8_t> map_global_, expand_global_, page_relevant_, nonempty_, phase1_nonempty_, temp_;
   DeviceBuffer<uint32_t> cells_, slots_, slots_sorted_;
   DeviceBuffer<uint64_t> selected_count_, keys_sorted_, out_targets_, expand_ends_;
   DeviceBuffer<Cell> cells_a_, cells_b_, phase1_cells_;
@@ -730,15 +736,12 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
   }
   const size_t pages_skipped = page_list_at ? cube_.page_count() - page_list.size() : 0;
   host.step("page list");
-  ExpandImage expand;
-  if (two_phase) expand = expand_image(map, classes);
-  if (two_phase) host.step("expansion image");
   clock.stop();
 
-  // The kernel's map, the thread-run kernel's packed map and phase 2's map
-  // go up in one copy from pinned memory. A query that failed may have left
-  // its copy of the staging bytes in flight: wait for it (the stream is
-  // idle otherwise).
+  // The kernel's map and the thread-run kernel's packed map go up in one
+  // copy from pinned memory (phase 2's map follows while phase 1 runs). A
+  // query that failed may have left its copy of the staging bytes in
+  // flight: wait for it (the stream is idle otherwise).
   clock.start("map");
   GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(stream_));
   // The images' places in the staging bytes (8-byte aligned), then the
@@ -746,10 +749,8 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
   const auto align8 = [](size_t at) { return (at + 7) & ~size_t{7}; };
   const std::vector<uint8_t> none;
   const std::vector<uint8_t>& lean_bytes = plan.preagg == Preagg::run ? image.lean_image.bytes : none;
-  const std::vector<uint8_t>& expand_bytes = two_phase ? expand.image.bytes : none;
   const size_t lean_at = align8(image.image.bytes.size());
-  const size_t expand_at = align8(lean_at + lean_bytes.size());
-  const size_t upload_bytes = expand_at + expand_bytes.size();
+  const size_t upload_bytes = lean_at + lean_bytes.size();
   upload_staging_.reserve(upload_bytes);
   auto* staged = static_cast<uint8_t*>(upload_staging_.data());
   const auto put = [&](size_t at, const std::vector<uint8_t>& bytes) {
@@ -757,7 +758,6 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
   };
   put(0, image.image.bytes);
   put(lean_at, lean_bytes);
-  put(expand_at, expand_bytes);
   map_global_.reserve(upload_bytes);
   GPUOLAP_CUDA_CHECK(
       cudaMemcpyAsync(map_global_.data(), staged, upload_bytes, cudaMemcpyHostToDevice, stream_));
@@ -767,7 +767,6 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
     image.lean.positions_in_shared = plan.map_in_shared;
     image.lean.shared_at = static_cast<uint32_t>(plan.shared_bytes - size_t{image.lean.entries} * sizeof(uint32_t));
   }
-  if (two_phase) expand.view.global = map_global_.data() + expand_at;
   image.view.in_constant = constant_map;
   if (constant_map && uses_cdp(kernel)) upload_cdp_constant_map(image.image.bytes.data(), map_bytes, stream_);
   else if (constant_map) upload_constant_map(image.image.bytes.data(), map_bytes, stream_);
@@ -810,13 +809,26 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
   uint64_t contributions = 0;
   const StoreKind final_store = two_phase ? (targets <= (uint64_t{1} << 27) ? StoreKind::dense : StoreKind::hash)
                                           : plan.store;
+  TargetTable tuples{};  // phase 1's store
+  ExpandImage expand;
   if (two_phase) {
-    const TargetTable t = aggregate_facts(plan, image, input, added, first_fields, 0, first_targets, clock);
-    updates = read_updates();
+    tuples = aggregate_facts(plan, image, input, added, first_fields, 0, first_targets, clock);
     clock.start("expand");
+    // Phase 2's map is built and sent while phase 1 runs (its own staging:
+    // the first copy may still be reading upload_staging_).
+    host.resume();
+    expand = expand_image(map, classes);
+    host.step("expansion image");
+    expand_staging_.reserve(expand.image.bytes.size());
+    std::memcpy(expand_staging_.data(), expand.image.bytes.data(), expand.image.bytes.size());
+    expand_global_.reserve(expand.image.bytes.size());
+    GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(expand_global_.data(), expand_staging_.data(), expand.image.bytes.size(),
+                                       cudaMemcpyHostToDevice, stream_));
+    expand.view.global = expand_global_.data();
+    updates = read_updates();
     phase1_cells_.reserve(first_targets);
     phase1_nonempty_.reserve(first_targets);
-    reduce_dense_table(t, first_fields, phase1_cells_.data(), nullptr, query.aggregate, phase1_nonempty_.data(),
+    reduce_dense_table(tuples, first_fields, phase1_cells_.data(), nullptr, query.aggregate, phase1_nonempty_.data(),
                        stream_);
     expand_ends_.reserve(first_targets);
     launch_count_expansions(phase1_nonempty_.data(), first_targets, expand.view, expand_ends_.data(), stream_);
@@ -1128,26 +1140,27 @@ AreaResult GpuEngine::compact_dense(const TargetTable& t, int fields, Aggregate 
   values_a_.reserve(t.targets);
   nonempty_.reserve(t.targets);
   reduce_dense_table(t, fields, nullptr, values_a_.data(), a, nonempty_.data(), stream_);
+  auto in = thrust::make_zip_iterator(thrust::make_tuple(thrust::counting_iterator<uint64_t>(t.first), values_a_.data()));
+  const auto n = static_cast<int64_t>(t.targets);
+  const auto select = [&](uint64_t* targets, double* values, uint64_t* count) {
+    auto out = thrust::make_zip_iterator(thrust::make_tuple(targets, values));
+    size_t bytes = 0;
+    GPUOLAP_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, bytes, in, nonempty_.data(), out, count, n, stream_));
+    GPUOLAP_CUDA_CHECK(cub::DeviceSelect::Flagged(temp(bytes), bytes, in, nonempty_.data(), out, count, n, stream_));
+  };
+  if (t.targets * (sizeof(uint64_t) + sizeof(double)) <= kStraightToHostBytes) {
+    const ResultStaging staged = stage_results(t.targets);
+    select(staged.device_targets, staged.device_values, staged.device_count);
+    clock.stop();
+    return collect(t.targets, true, clock);
+  }
   out_targets_.reserve(t.targets);
   out_values_.reserve(t.targets);
   selected_count_.reserve(1);
-  auto in = thrust::make_zip_iterator(thrust::make_tuple(thrust::counting_iterator<uint64_t>(t.first), values_a_.data()));
-  auto out = thrust::make_zip_iterator(thrust::make_tuple(out_targets_.data(), out_values_.data()));
-  size_t bytes = 0;
-  const auto n = static_cast<int64_t>(t.targets);
-  GPUOLAP_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, bytes, in, nonempty_.data(), out, selected_count_.data(), n,
-                                                stream_));
-  GPUOLAP_CUDA_CHECK(cub::DeviceSelect::Flagged(temp(bytes), bytes, in, nonempty_.data(), out, selected_count_.data(),
-                                                n, stream_));
-  if (t.targets * (sizeof(uint64_t) + sizeof(double)) <= kOneTripBytes) {
-    // A small area comes back whole with its count, in one trip: no wait
-    // for the count before the copy.
-    clock.stop();
-    return download(t.targets, out_targets_.data(), out_values_.data(), selected_count_.data(), clock);
-  }
+  select(out_targets_.data(), out_values_.data(), selected_count_.data());
   const uint64_t filled = selected_count_.download(1, stream_)[0];
   clock.stop();
-  return download(filled, out_targets_.data(), out_values_.data(), nullptr, clock);
+  return download(filled, out_targets_.data(), out_values_.data(), clock);
 }
 
 AreaResult GpuEngine::compact_hash(const TargetTable& t, int fields, Aggregate a, StageClock& clock) {
@@ -1206,27 +1219,39 @@ AreaResult GpuEngine::compact_hash(const TargetTable& t, int fields, Aggregate a
     finish_cells<<<grid, 256, 0, stream_>>>(cells_b_.data(), filled, a, out_values_.data());
     GPUOLAP_CHECK_LAUNCH("finish_cells");
   }
-  return download(filled, out_targets_.data(), out_values_.data(), nullptr, clock);
+  return download(filled, out_targets_.data(), out_values_.data(), clock);
 }
 
-AreaResult GpuEngine::download(uint64_t most, const uint64_t* targets, const double* values, const uint64_t* count,
-                               StageClock& clock) {
-  clock.start("copy back");
+GpuEngine::ResultStaging GpuEngine::stage_results(uint64_t most) {
   download_staging_.reserve(sizeof(uint64_t) + most * (sizeof(uint64_t) + sizeof(double)));
-  auto* staged_count = static_cast<uint64_t*>(download_staging_.data());
-  uint64_t* staged_targets = staged_count + 1;
-  auto* staged_values = reinterpret_cast<double*>(staged_targets + most);
-  if (count) GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(staged_count, count, sizeof(uint64_t), cudaMemcpyDeviceToHost, stream_));
-  if (most > 0) {
-    GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(staged_targets, targets, most * sizeof(uint64_t), cudaMemcpyDeviceToHost, stream_));
-    GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(staged_values, values, most * sizeof(double), cudaMemcpyDeviceToHost, stream_));
+  auto* device = static_cast<uint64_t*>(download_staging_.device_data());
+  return ResultStaging{device, device + 1, reinterpret_cast<double*>(device + 1 + most)};
+}
+
+AreaResult GpuEngine::download(uint64_t n, const uint64_t* targets, const double* values, StageClock& clock) {
+  clock.start("copy back");
+  const ResultStaging staged = stage_results(n);
+  if (n > 0) {
+    GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(staged.device_targets, targets, n * sizeof(uint64_t), cudaMemcpyDeviceToHost,
+                                       stream_));
+    GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(staged.device_values, values, n * sizeof(double), cudaMemcpyDeviceToHost,
+                                       stream_));
   }
+  clock.stop();
+  return collect(n, false, clock);
+}
+
+AreaResult GpuEngine::collect(uint64_t most, bool counted, StageClock& clock) {
+  clock.start("copy back");
   GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(stream_));
-  const uint64_t n = count ? *staged_count : most;
+  const auto* count = static_cast<const uint64_t*>(download_staging_.data());
+  const uint64_t* targets = count + 1;
+  const auto* values = reinterpret_cast<const double*>(targets + most);
+  const uint64_t n = counted ? *count : most;
   if (n > most) throw GpuError(text("gpu engine: the compaction selected ", n, " of ", most, " targets"));
   AreaResult r;
-  r.targets.assign(staged_targets, staged_targets + n);
-  r.values.assign(staged_values, staged_values + n);
+  r.targets.assign(targets, targets + n);
+  r.values.assign(values, values + n);
   clock.stop();
   return r;
 }
