@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 #include <string>
@@ -129,16 +130,55 @@ TEST(MapImages, TheClassMapsGiveEachRelevantBaseItsClassAndEachClassItsList) {
         ++a;
       }
       EXPECT_EQ(phase1.view.dims, a);
+      // Its packed form, where the class map is lean: class x stride per
+      // base, no weights.
+      if (phase1.is_lean()) {
+        EXPECT_EQ(phase1.lean.dims, a);
+        EXPECT_FALSE(phase1.lean.weighted);
+        const auto parts = read<uint32_t>(phase1.lean_image, phase1.lean.positions_at, phase1.lean.entries);
+        int l = 0;
+        uint64_t largest = 0;
+        for (size_t d = 0; d < map.dimension_count(); ++d) {
+          const std::vector<uint32_t>& class_of = classes.dims[d].class_of_base;
+          bool total = true;
+          for (uint32_t c : class_of) total = total && c == 0;
+          if (total) continue;
+          EXPECT_EQ(phase1.lean.shift[l], map.codec().shift(d));
+          EXPECT_EQ(phase1.lean.weights_at[l], gpu::kNoWeights);
+          uint64_t most = 0;
+          for (size_t b = 0; b < class_of.size(); ++b) {
+            const uint64_t part = class_of[b] == gpu::kNoClass ? 0 : uint64_t{class_of[b]} * classes.strides[d];
+            most = std::max(most, part);
+            if (part >= gpu::kNoPosition) continue;
+            EXPECT_EQ(parts[phase1.lean.first[l] + b], class_of[b] == gpu::kNoClass ? gpu::kNoPosition : part)
+                << "dimension " << d << " base " << b;
+          }
+          largest += most;
+          ++l;
+        }
+        EXPECT_EQ(phase1.narrow, largest < gpu::kNoPosition);
+      }
       // Phase 2: each class's list, with the area's target strides.
       const gpu::ExpandImage phase2 = gpu::expand_image(map, classes);
       ASSERT_EQ(phase2.view.dims, static_cast<int>(map.dimension_count()));
       for (size_t d = 0; d < map.dimension_count(); ++d) {
         const gpu::DimensionClasses& c = classes.dims[d];
+        const DimensionMap& m = map.dimension(d);
         EXPECT_EQ(phase2.view.class_stride[d], classes.strides[d]);
         EXPECT_EQ(phase2.view.target_stride[d], map.stride(d));
-        EXPECT_EQ(read<uint32_t>(phase2.image, phase2.view.offsets_at[d], c.offsets.size()), c.offsets);
-        EXPECT_EQ(read<uint32_t>(phase2.image, phase2.view.positions_at[d], c.positions.size()), c.positions);
-        EXPECT_EQ(read<double>(phase2.image, phase2.view.weights_at[d], c.weights.size()), c.weights);
+        // Class k's list: its representative's, in class order.
+        std::vector<uint32_t> offsets{0}, positions;
+        std::vector<double> weights;
+        for (uint32_t r : c.representative) {
+          const auto pos = m.positions_of(r);
+          const auto w = m.weights_of(r);
+          positions.insert(positions.end(), pos.begin(), pos.end());
+          weights.insert(weights.end(), w.begin(), w.end());
+          offsets.push_back(static_cast<uint32_t>(positions.size()));
+        }
+        EXPECT_EQ(read<uint32_t>(phase2.image, phase2.view.offsets_at[d], offsets.size()), offsets);
+        EXPECT_EQ(read<uint32_t>(phase2.image, phase2.view.positions_at[d], positions.size()), positions);
+        EXPECT_EQ(read<double>(phase2.image, phase2.view.weights_at[d], weights.size()), weights);
       }
     }
   }

@@ -24,6 +24,18 @@ struct ByteImage {
     if (!v.empty()) std::memcpy(bytes.data() + at, v.data(), v.size() * sizeof(T));
     return static_cast<uint32_t>(at);
   }
+  // Room for n values of T, written later through at<T>() (which a later
+  // allocate may move).
+  template <class T>
+  uint32_t allocate(size_t n) {
+    const size_t at = (bytes.size() + 7) & ~size_t{7};
+    bytes.resize(at + n * sizeof(T));
+    return static_cast<uint32_t>(at);
+  }
+  template <class T>
+  T* at(uint32_t offset) {
+    return reinterpret_cast<T*>(bytes.data() + offset);
+  }
 };
 
 // The aggregation kernel's map: the query's (direct) or the class map (phase

@@ -4,6 +4,7 @@
 #include <bit>
 #include <span>
 #include <unordered_map>
+#include <vector>
 
 namespace gpuolap::gpu {
 
@@ -40,6 +41,59 @@ bool is_total(const std::vector<uint32_t>& offsets, const std::vector<uint32_t>&
   return true;
 }
 
+namespace {
+
+bool equal_lists(std::span<const uint32_t> pa, std::span<const double> wa, std::span<const uint32_t> pb,
+                 std::span<const double> wb) {
+  if (pa.size() != pb.size()) return false;
+  for (size_t i = 0; i < pa.size(); ++i)
+    if (pa[i] != pb[i] || wa[i] != wb[i]) return false;
+  return true;
+}
+
+// The classes of one dimension that is not a total.
+void classify(const DimensionMap& m, DimensionClasses& c) {
+  const auto bases = static_cast<uint32_t>(m.offsets.size() - 1);
+  c.class_of_base.assign(bases, kNoClass);
+  const auto is_class = [&](uint32_t k, std::span<const uint32_t> pos, std::span<const double> w) {
+    return equal_lists(m.positions_of(c.representative[k]), m.weights_of(c.representative[k]), pos, w);
+  };
+  const auto new_class = [&](uint32_t b) {
+    c.representative.push_back(b);
+    return c.count() - 1;
+  };
+  // A list of one entry of weight 1 (a roll-up to one level: most bases of
+  // most areas) is its position: its class is found in a table by position.
+  // Other lists by their hash; equal hashes are told apart by comparing.
+  std::vector<uint32_t> class_of_position;
+  std::unordered_multimap<uint64_t, uint32_t> classes_by_hash;
+  uint32_t previous = kNoClass;  // neighbouring bases often share a class (a month's days)
+  for (uint32_t b = 0; b < bases; ++b) {
+    if (!m.relevant(b)) continue;
+    const auto pos = m.positions_of(b);
+    const auto w = m.weights_of(b);
+    if (previous != kNoClass && is_class(previous, pos, w)) {
+      c.class_of_base[b] = previous;
+      continue;
+    }
+    uint32_t found = kNoClass;
+    if (pos.size() == 1 && w[0] == 1.0) {
+      if (pos[0] >= class_of_position.size()) class_of_position.resize(pos[0] + 1, kNoClass);
+      uint32_t& k = class_of_position[pos[0]];
+      if (k == kNoClass) k = new_class(b);
+      found = k;
+    } else {
+      const uint64_t h = list_hash(pos, w);
+      for (auto [it, end] = classes_by_hash.equal_range(h); it != end && found == kNoClass; ++it)
+        if (is_class(it->second, pos, w)) found = it->second;
+      if (found == kNoClass) classes_by_hash.emplace(h, found = new_class(b));
+    }
+    c.class_of_base[b] = previous = found;
+  }
+}
+
+}  // namespace
+
 TargetClasses target_classes(const AggregationMap& map, uint64_t max_cells) {
   TargetClasses out;
   out.dims.resize(map.dimension_count());
@@ -52,43 +106,10 @@ TargetClasses target_classes(const AggregationMap& map, uint64_t max_cells) {
       // (most of M2's planning went to its totals over 2,154 days, hours,
       // years and products).
       c.class_of_base.assign(bases, 0);
-      c.offsets = {0, 1};
-      c.positions = {0};
-      c.weights = {1.0};
+      c.representative = {0};
       continue;
     }
-    c.class_of_base.assign(bases, kNoClass);
-    c.offsets.push_back(0);
-    // Classes by the hash of their list; equal hashes are told apart by
-    // comparing the lists. Nothing is allocated for a base of a known class.
-    std::unordered_multimap<uint64_t, uint32_t> classes_by_hash;
-    const auto is_class = [&](uint32_t k, std::span<const uint32_t> pos, std::span<const double> w) {
-      const size_t at = c.offsets[k], n = c.offsets[k + 1] - at;
-      return n == pos.size() && std::equal(pos.begin(), pos.end(), c.positions.begin() + at) &&
-             std::equal(w.begin(), w.end(), c.weights.begin() + at);
-    };
-    uint32_t previous = kNoClass;  // neighbouring bases often share a class (a total, a month's days)
-    for (uint32_t b = 0; b < bases; ++b) {
-      if (!m.relevant(b)) continue;
-      const auto pos = m.positions_of(b);
-      const auto w = m.weights_of(b);
-      if (previous != kNoClass && is_class(previous, pos, w)) {
-        c.class_of_base[b] = previous;
-        continue;
-      }
-      const uint64_t h = list_hash(pos, w);
-      uint32_t found = kNoClass;
-      for (auto [it, end] = classes_by_hash.equal_range(h); it != end && found == kNoClass; ++it)
-        if (is_class(it->second, pos, w)) found = it->second;
-      if (found == kNoClass) {
-        found = c.count();
-        classes_by_hash.emplace(h, found);
-        c.positions.insert(c.positions.end(), pos.begin(), pos.end());
-        c.weights.insert(c.weights.end(), w.begin(), w.end());
-        c.offsets.push_back(static_cast<uint32_t>(c.positions.size()));
-      }
-      c.class_of_base[b] = previous = found;
-    }
+    classify(m, c);
   }
   out.strides.resize(map.dimension_count());
   uint64_t cells = 1;

@@ -15,12 +15,12 @@ namespace gpuolap::gpu {
 
 inline constexpr uint32_t kNoClass = UINT32_MAX;
 
+// A class's list is not copied: it is the map's list of the class's
+// representative, a base of that class.
 struct DimensionClasses {
-  std::vector<uint32_t> class_of_base;  // kNoClass where the base has no target
-  std::vector<uint32_t> offsets;        // class c's targets: [offsets[c], offsets[c + 1])
-  std::vector<uint32_t> positions;
-  std::vector<double> weights;
-  uint32_t count() const { return static_cast<uint32_t>(offsets.size() - 1); }
+  std::vector<uint32_t> class_of_base;   // kNoClass where the base has no target
+  std::vector<uint32_t> representative;  // class c's list: the map's list of base representative[c]
+  uint32_t count() const { return static_cast<uint32_t>(representative.size()); }
 };
 
 struct TargetClasses {
