@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <optional>
 #include <sstream>
 
@@ -60,21 +61,27 @@ std::string text(const Args&... args) {
 
 // The plan stage's host steps in microseconds, for the plan text: where a
 // query's planning goes on the machine it runs on.
+// Steps are recorded, and put in words only when the plan is read.
 class HostSteps {
  public:
   void step(const char* name) {
     const auto now = std::chrono::steady_clock::now();
-    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(now - last_).count();
-    said_ += text(said_.empty() ? "host us: " : ", ", name, " ", us);
+    if (count_ < kMost) steps_[count_++] = {name, std::chrono::duration_cast<std::chrono::microseconds>(now - last_).count()};
     last_ = now;
   }
-  std::string said() const { return said_.empty() ? said_ : said_ + "; "; }
+  std::string said() const {
+    std::string out;
+    for (int i = 0; i < count_; ++i) out += text(i ? ", " : "host us: ", steps_[i].first, " ", steps_[i].second);
+    return out.empty() ? out : out + "; ";
+  }
   // The next step starts now (the time since the last one was not planning).
   void resume() { last_ = std::chrono::steady_clock::now(); }
 
  private:
+  static constexpr int kMost = 8;
   std::chrono::steady_clock::time_point last_ = std::chrono::steady_clock::now();
-  std::string said_;
+  std::pair<const char*, long long> steps_[kMost];
+  int count_ = 0;
 };
 
 int fields_of(Aggregate a) {
@@ -352,9 +359,12 @@ struct TableBuffers {
       t.touched = touched.data();
       GPUOLAP_CUDA_CHECK(cudaMemsetAsync(t.touched, 0, t.slots, s));
     }
-    overflow.reserve(1);
-    t.overflow = overflow.data();
-    GPUOLAP_CUDA_CHECK(cudaMemsetAsync(t.overflow, 0, sizeof(unsigned), s));
+    // Only a hash store can overflow (and only its is read back).
+    if (store == StoreKind::hash) {
+      overflow.reserve(1);
+      t.overflow = overflow.data();
+      GPUOLAP_CUDA_CHECK(cudaMemsetAsync(t.overflow, 0, sizeof(unsigned), s));
+    }
     return t;
   }
   void release() { *this = TableBuffers(); }
@@ -406,7 +416,7 @@ class GpuEngine final : public Engine {
 
   std::string name() const override { return name_; }
   StageTimes stages() const override { return stages_; }
-  std::string last_plan() const override { return plan_; }
+  std::string last_plan() const override { return plan_text_ ? plan_text_() : std::string(); }
   bool count_target_updates(bool on) override {
     count_updates_ = on;
     return true;
@@ -479,7 +489,9 @@ class GpuEngine final : public Engine {
   EventPool events_;  // the stage clocks'
   DeviceCube cube_;
   StageTimes stages_;
-  std::string plan_;
+  // The last query's plan, put in words when it is read (formatting it took
+  // some 10-20 us of every query's host time).
+  std::function<std::string()> plan_text_;
   bool count_updates_ = false;
   uint64_t target_updates_ = 0;
 
@@ -702,9 +714,6 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
     auto_plan = text("auto chose kernel ", kernel_name(kernel), " (predicted aggregate ms: ", list, "; ",
                      stats.pairs / std::max(1.0, stats.relevant), " targets per relevant fact, warp efficiency ",
                      stats.pairs / std::max(1.0, 32 * stats.warp_steps), "; ", costs_source_, "); ");
-  } else if (options_.kernel == "auto") {
-    auto_plan = text("auto chose kernel source (", two_phase ? "two-phase" : "one target per fact",
-                     ": about one update per fact); ");
   }
   host.step("kernel choice");
   const size_t map_bytes = image.image.bytes.size();
@@ -886,8 +895,12 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
           part = plan.store == StoreKind::hash ? compact_hash(t, fields, query.aggregate, clock)
                                                : compact_dense(t, fields, query.aggregate, clock);
         }
-        result.targets.insert(result.targets.end(), part.targets.begin(), part.targets.end());
-        result.values.insert(result.values.end(), part.values.begin(), part.values.end());
+        if (result.targets.empty()) {
+          result = std::move(part);  // the one window, or the first with targets: no copy
+        } else {
+          result.targets.insert(result.targets.end(), part.targets.begin(), part.targets.end());
+          result.values.insert(result.values.end(), part.values.begin(), part.values.end());
+        }
         if (targets == 0) break;
       }
       break;
@@ -903,51 +916,61 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
   if (two_phase) contributions = *static_cast<const uint64_t*>(count_staging_.data());
   // Phase 2 adds each contribution once, without pre-aggregation.
   target_updates_ = count_updates_ ? updates + contributions : 0;
-  const char* update_kind = update.kind == CubeUpdate::full      ? "uploaded"
-                            : update.kind == CubeUpdate::patched ? "patched"
-                                                                 : "resident";
-  const std::string map_place = text(image.view.dims, " dimensions walked, map in ",
-                                     constant_map ? "constant" : "global", " memory");
-  std::string kernel_plan;
-  switch (plan.kernel) {
-    case KernelKind::source:
-      kernel_plan = plan.preagg == Preagg::run
-                        ? text("thread-run kernel (", image.lean.dims, " dimensions walked, map in ",
-                               plan.map_in_shared ? "shared" : "global", " memory)")
-                        : text(lean ? "lean kernel (" : "kernel (", map_place, ")");
-      break;
-    case KernelKind::work_list: kernel_plan = text("work-list kernel (", map_place, ")"); break;
-    case KernelKind::cdp:
-    case KernelKind::hybrid:
-      kernel_plan = text(plan.kernel == KernelKind::cdp ? "CDP kernel (" : "hybrid CDP kernel (", map_place, "; ",
-                         cdp_totals_[kChildKernels], " child grids of ", cdp_totals_[kChildBlocks], " blocks, ",
-                         options_.child_grid, " child grid",
-                         plan.kernel == KernelKind::hybrid
-                             ? text(", ", cdp_totals_[kDirectPages], " pages written by the parent, ",
-                                    cdp_totals_[kHandedPages], " handed to children")
-                             : std::string(),
-                         cdp_sync_every_ > 0 ? text(", synchronised every ", cdp_sync_every_, " pages (",
-                                                        cdp_rounds_, " rounds)")
-                                                 : std::string(", no synchronisation"),
-                         "; D ", cdp_ends_bytes_ / 1e6, " MB, pending-launch limit ", pending_limit_, " (",
-                         pending_pool_bytes_ < 0 ? std::string("not measured")
-                                                 : text(pending_pool_bytes_ / 1e6, " MB"),
-                         " of device memory taken by the runtime since it was set))");
-      break;
-  }
-  const std::string expand_plan =
-      two_phase ? text("two-phase: ", classes.cells, " class tuples, expanded to ", contributions, " contributions into a ",
-                       store_name(final_store), " store of the area; ")
-                : std::string();
-  plan_ = text(host.said(), auto_plan, "facts ", update_kind, update.kind == CubeUpdate::resident ? std::string() : text(" (", update.cells, " cells)"),
-               ", ", cube_.size(), " resident + ", cube_.added_size(), " added cells in ", cube_.bytes() / 1e6,
-               " MB of device memory; ", expand_plan, kernel_plan, ", store ", store_name(plan.store), ", copies ",
-               plan.copies, ", preagg ", preagg_name(plan.preagg), ", prefilter ", compact ? "compact" : "fused",
-               pages_skipped > 0 ? text(" (", pages_skipped, " of ", cube_.page_count(), " pages skipped)") : std::string(),
-               ", grid ", plan.grid, " x ", plan.block, " threads",
-               compact ? text(", ", input.n, " relevant cells") : std::string(),
-               chunks > 1 ? text(", the area in ", chunks, " chunks of ", (targets + chunks - 1) / chunks, " targets")
-                          : std::string());
+  plan_text_ = [=, this, host = std::move(host), auto_plan = std::move(auto_plan), view_dims = image.view.dims,
+                lean_dims = image.lean.dims, cells = classes.cells, relevant = input.n]() {
+    const char* update_kind = update.kind == CubeUpdate::full      ? "uploaded"
+                              : update.kind == CubeUpdate::patched ? "patched"
+                                                                   : "resident";
+    const std::string chose =
+        options_.kernel == "auto" && auto_plan.empty()
+            ? text("auto chose kernel source (", two_phase ? "two-phase" : "one target per fact",
+                   ": about one update per fact); ")
+            : auto_plan;
+    const std::string map_place =
+        text(view_dims, " dimensions walked, map in ", constant_map ? "constant" : "global", " memory");
+    std::string kernel_plan;
+    switch (plan.kernel) {
+      case KernelKind::source:
+        kernel_plan = plan.preagg == Preagg::run
+                          ? text("thread-run kernel (", lean_dims, " dimensions walked, map in ",
+                                 plan.map_in_shared ? "shared" : "global", " memory)")
+                          : text(lean ? "lean kernel (" : "kernel (", map_place, ")");
+        break;
+      case KernelKind::work_list: kernel_plan = text("work-list kernel (", map_place, ")"); break;
+      case KernelKind::cdp:
+      case KernelKind::hybrid:
+        kernel_plan = text(plan.kernel == KernelKind::cdp ? "CDP kernel (" : "hybrid CDP kernel (", map_place, "; ",
+                           cdp_totals_[kChildKernels], " child grids of ", cdp_totals_[kChildBlocks], " blocks, ",
+                           options_.child_grid, " child grid",
+                           plan.kernel == KernelKind::hybrid
+                               ? text(", ", cdp_totals_[kDirectPages], " pages written by the parent, ",
+                                      cdp_totals_[kHandedPages], " handed to children")
+                               : std::string(),
+                           cdp_sync_every_ > 0 ? text(", synchronised every ", cdp_sync_every_, " pages (",
+                                                          cdp_rounds_, " rounds)")
+                                                   : std::string(", no synchronisation"),
+                           "; D ", cdp_ends_bytes_ / 1e6, " MB, pending-launch limit ", pending_limit_, " (",
+                           pending_pool_bytes_ < 0 ? std::string("not measured")
+                                                   : text(pending_pool_bytes_ / 1e6, " MB"),
+                           " of device memory taken by the runtime since it was set))");
+        break;
+    }
+    const std::string expand_plan =
+        two_phase ? text("two-phase: ", cells, " class tuples, expanded to ", contributions, " contributions into a ",
+                         store_name(final_store), " store of the area; ")
+                  : std::string();
+    return text(host.said(), chose, "facts ", update_kind,
+                update.kind == CubeUpdate::resident ? std::string() : text(" (", update.cells, " cells)"), ", ",
+                cube_.size(), " resident + ", cube_.added_size(), " added cells in ", cube_.bytes() / 1e6,
+                " MB of device memory; ", expand_plan, kernel_plan, ", store ", store_name(plan.store), ", copies ",
+                plan.copies, ", preagg ", preagg_name(plan.preagg), ", prefilter ", compact ? "compact" : "fused",
+                pages_skipped > 0 ? text(" (", pages_skipped, " of ", cube_.page_count(), " pages skipped)")
+                                  : std::string(),
+                ", grid ", plan.grid, " x ", plan.block, " threads",
+                compact ? text(", ", relevant, " relevant cells") : std::string(),
+                chunks > 1 ? text(", the area in ", chunks, " chunks of ", (targets + chunks - 1) / chunks, " targets")
+                           : std::string());
+  };
   return result;
 }
 
