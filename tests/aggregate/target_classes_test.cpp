@@ -14,6 +14,7 @@
 
 #include "gpuolap/formats.hpp"
 #include "gpuolap/random_cube.hpp"
+#include "support/random_maps.hpp"
 
 namespace gpuolap {
 namespace {
@@ -64,17 +65,9 @@ std::vector<uint32_t> check_classes(const AggregationMap& map, const gpu::Target
 }
 
 TEST(TargetClasses, EqualListsShareAClassOnRandomAreas) {
-  for (uint64_t seed = 1; seed <= 30; ++seed) {
-    const RandomCube cube = random_cube(seed);
-    std::mt19937_64 rng(seed);
-    for (int q = 0; q < 4; ++q) {
-      const AreaQuery query = random_query(rng, cube.schema);
-      const AggregationMap map(cube.schema, query);
-      const gpu::TargetClasses classes = gpu::target_classes(map, uint64_t{1} << 40);
-      SCOPED_TRACE("seed " + std::to_string(seed) + " query " + std::to_string(q));
-      check_classes(map, classes);
-    }
-  }
+  testing::for_random_maps(30, 4, [](const AggregationMap& map) {
+    check_classes(map, gpu::target_classes(map, uint64_t{1} << 40));
+  });
 }
 
 // Lists are hashed on a sample of their entries: long lists that differ only

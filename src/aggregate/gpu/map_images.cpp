@@ -106,34 +106,26 @@ MapImage direct_map_image(const AggregationMap& map) {
 // build_map_image would: a single map, lean with at most kFewDims walked
 // dimensions, and unweighted.
 MapImage class_map_image(const AggregationMap& map, const TargetClasses& classes) {
-  // The walked dimensions: one class over every base is a total, left out.
-  std::vector<size_t> walked;
-  std::vector<uint32_t> relevant;
-  for (size_t d = 0; d < classes.dims.size(); ++d) {
-    const auto& of = classes.dims[d].class_of_base;
-    const auto n = static_cast<uint32_t>(std::count_if(of.begin(), of.end(), [](uint32_t c) { return c != kNoClass; }));
-    if (classes.dims[d].count() <= 1 && n == of.size()) continue;
-    walked.push_back(d);
-    relevant.push_back(n);
-  }
   MapImage m;
   m.view.single = true;
-  m.view.dims = static_cast<int>(walked.size());
-  for (size_t a = 0; a < walked.size(); ++a) {
-    const size_t d = walked[a];
-    const size_t bases = classes.dims[d].class_of_base.size();
+  std::vector<size_t> walked;
+  for (size_t d = 0; d < classes.dims.size(); ++d) {
+    const auto& of = classes.dims[d].class_of_base;
+    const auto relevant = static_cast<size_t>(std::count_if(of.begin(), of.end(), [](uint32_t c) { return c != kNoClass; }));
+    // One class over every base is a total: left out.
+    if (classes.dims[d].count() <= 1 && relevant == of.size()) continue;
+    const int a = m.view.dims++;
+    walked.push_back(d);
     m.view.shift[a] = map.codec().shift(d);
     m.view.mask[a] = map.codec().mask(d);
     m.view.stride[a] = classes.strides[d];
-    m.view.offsets_at[a] = m.image.allocate<uint32_t>(bases + 1);
-    m.view.positions_at[a] = m.image.allocate<uint32_t>(relevant[a]);
-    m.view.weights_at[a] = m.image.allocate<double>(relevant[a]);
-  }
-  for (size_t a = 0; a < walked.size(); ++a) {
-    const auto& of = classes.dims[walked[a]].class_of_base;
-    auto* offsets = m.image.at<uint32_t>(m.view.offsets_at[a]);
-    auto* positions = m.image.at<uint32_t>(m.view.positions_at[a]);
-    auto* weights = m.image.at<double>(m.view.weights_at[a]);
+    const ByteImage::Csr at = m.image.allocate_csr(of.size(), relevant);
+    m.view.offsets_at[a] = at.offsets_at;
+    m.view.positions_at[a] = at.positions_at;
+    m.view.weights_at[a] = at.weights_at;
+    auto* offsets = m.image.at<uint32_t>(at.offsets_at);
+    auto* positions = m.image.at<uint32_t>(at.positions_at);
+    auto* weights = m.image.at<double>(at.weights_at);
     uint32_t n = 0;
     offsets[0] = 0;
     for (size_t b = 0; b < of.size(); ++b) {
@@ -154,8 +146,8 @@ MapImage class_map_image(const AggregationMap& map, const TargetClasses& classes
   m.lean.positions_at = m.lean_image.allocate<uint32_t>(entries);
   m.lean.weighted = false;
   auto* parts = m.lean_image.at<uint32_t>(m.lean.positions_at);
+  // Narrow when the largest target (the sum of the largest parts) fits.
   uint64_t largest_target = 0;
-  m.narrow = true;
   uint32_t first = 0;
   for (size_t a = 0; a < walked.size(); ++a) {
     const size_t d = walked[a];
@@ -168,13 +160,12 @@ MapImage class_map_image(const AggregationMap& map, const TargetClasses& classes
     for (size_t b = 0; b < of.size(); ++b) {
       const uint64_t part = of[b] == kNoClass ? 0 : uint64_t{of[b]} * classes.strides[d];
       largest_part = std::max(largest_part, part);
-      m.narrow = m.narrow && part < kNoPosition;
       parts[first + b] = of[b] == kNoClass ? kNoPosition : static_cast<uint32_t>(part);
     }
     largest_target += largest_part;
     first += static_cast<uint32_t>(of.size());
   }
-  m.narrow = m.narrow && largest_target < kNoPosition;
+  m.narrow = largest_target < kNoPosition;
   return m;
 }
 
@@ -186,25 +177,26 @@ ExpandImage expand_image(const AggregationMap& map, const TargetClasses& classes
     const DimensionClasses& c = classes.dims[d];
     const DimensionMap& m = map.dimension(d);
     size_t entries = 0;
-    for (uint32_t r : c.representative) entries += m.offsets[r + 1] - m.offsets[r];
+    for (uint32_t r : c.representative) entries += m.positions_of(r).size();
     e.view.class_stride[d] = classes.strides[d];
     e.view.class_count[d] = std::max<uint32_t>(c.count(), 1);
     e.view.target_stride[d] = map.stride(d);
-    e.view.offsets_at[d] = e.image.allocate<uint32_t>(c.count() + 1);
-    e.view.positions_at[d] = e.image.allocate<uint32_t>(entries);
-    e.view.weights_at[d] = e.image.allocate<double>(entries);
-    auto* offsets = e.image.at<uint32_t>(e.view.offsets_at[d]);
-    auto* positions = e.image.at<uint32_t>(e.view.positions_at[d]);
-    auto* weights = e.image.at<double>(e.view.weights_at[d]);
-    uint32_t at = 0;
+    const ByteImage::Csr at = e.image.allocate_csr(c.count(), entries);
+    e.view.offsets_at[d] = at.offsets_at;
+    e.view.positions_at[d] = at.positions_at;
+    e.view.weights_at[d] = at.weights_at;
+    auto* offsets = e.image.at<uint32_t>(at.offsets_at);
+    auto* positions = e.image.at<uint32_t>(at.positions_at);
+    auto* weights = e.image.at<double>(at.weights_at);
+    uint32_t n = 0;
     offsets[0] = 0;
     for (uint32_t k = 0; k < c.count(); ++k) {
       const auto pos = m.positions_of(c.representative[k]);
       const auto w = m.weights_of(c.representative[k]);
-      std::copy(pos.begin(), pos.end(), positions + at);
-      std::copy(w.begin(), w.end(), weights + at);
-      at += static_cast<uint32_t>(pos.size());
-      offsets[k + 1] = at;
+      std::copy(pos.begin(), pos.end(), positions + n);
+      std::copy(w.begin(), w.end(), weights + n);
+      n += static_cast<uint32_t>(pos.size());
+      offsets[k + 1] = n;
     }
   }
   return e;

@@ -36,6 +36,14 @@ struct ByteImage {
   T* at(uint32_t offset) {
     return reinterpret_cast<T*>(bytes.data() + offset);
   }
+  // Room for lists in CSR form: rows + 1 uint32 offsets, then `entries`
+  // uint32 positions and double weights.
+  struct Csr {
+    uint32_t offsets_at, positions_at, weights_at;
+  };
+  Csr allocate_csr(size_t rows, size_t entries) {
+    return {allocate<uint32_t>(rows + 1), allocate<uint32_t>(entries), allocate<double>(entries)};
+  }
 };
 
 // The aggregation kernel's map: the query's (direct) or the class map (phase
