@@ -60,8 +60,8 @@ std::string text(const Args&... args) {
 }
 
 // The plan stage's host steps in microseconds, for the plan text: where a
-// query's planning goes on the machine it runs on.
-// Steps are recorded, and put in words only when the plan is read.
+// query's planning goes on the machine it runs on. Steps are recorded, and
+// put in words only when the plan is read.
 class HostSteps {
  public:
   void step(const char* name) {
@@ -359,7 +359,7 @@ struct TableBuffers {
       t.touched = touched.data();
       GPUOLAP_CUDA_CHECK(cudaMemsetAsync(t.touched, 0, t.slots, s));
     }
-    // Only a hash store can overflow (and only its is read back).
+    // Only a hash store can overflow (and only its flag is read back).
     if (store == StoreKind::hash) {
       overflow.reserve(1);
       t.overflow = overflow.data();
@@ -461,13 +461,19 @@ class GpuEngine final : public Engine {
   void release_stores();
   AreaResult compact_dense(const TargetTable& t, int fields, Aggregate a, StageClock& clock);
   AreaResult compact_hash(const TargetTable& t, int fields, Aggregate a, StageClock& clock);
-  // Where results go in the pinned staging, as the device sees it: a count,
-  // then room for `most` targets, then `most` values.
+  // Where results go in the pinned staging: a count, then room for `most`
+  // targets, then `most` values, from the staging's first byte as the
+  // device or the host addresses it.
   struct ResultStaging {
-    uint64_t* device_count;
-    uint64_t* device_targets;
-    double* device_values;
+    uint64_t* count;
+    uint64_t* targets;
+    double* values;
+    static ResultStaging at(void* first, uint64_t most) {
+      auto* count = static_cast<uint64_t*>(first);
+      return {count, count + 1, reinterpret_cast<double*>(count + 1 + most)};
+    }
   };
+  // The staging, grown to hold `most` results, as the device addresses it.
   ResultStaging stage_results(uint64_t most);
   // n targets and values on the device to the staging, then collected.
   AreaResult download(uint64_t n, const uint64_t* targets, const double* values, StageClock& clock);
@@ -1173,7 +1179,7 @@ AreaResult GpuEngine::compact_dense(const TargetTable& t, int fields, Aggregate 
   };
   if (t.targets * (sizeof(uint64_t) + sizeof(double)) <= kStraightToHostBytes) {
     const ResultStaging staged = stage_results(t.targets);
-    select(staged.device_targets, staged.device_values, staged.device_count);
+    select(staged.targets, staged.values, staged.count);
     clock.stop();
     return collect(t.targets, true, clock);
   }
@@ -1247,18 +1253,15 @@ AreaResult GpuEngine::compact_hash(const TargetTable& t, int fields, Aggregate a
 
 GpuEngine::ResultStaging GpuEngine::stage_results(uint64_t most) {
   download_staging_.reserve(sizeof(uint64_t) + most * (sizeof(uint64_t) + sizeof(double)));
-  auto* device = static_cast<uint64_t*>(download_staging_.device_data());
-  return ResultStaging{device, device + 1, reinterpret_cast<double*>(device + 1 + most)};
+  return ResultStaging::at(download_staging_.device_data(), most);
 }
 
 AreaResult GpuEngine::download(uint64_t n, const uint64_t* targets, const double* values, StageClock& clock) {
   clock.start("copy back");
   const ResultStaging staged = stage_results(n);
   if (n > 0) {
-    GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(staged.device_targets, targets, n * sizeof(uint64_t), cudaMemcpyDeviceToHost,
-                                       stream_));
-    GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(staged.device_values, values, n * sizeof(double), cudaMemcpyDeviceToHost,
-                                       stream_));
+    GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(staged.targets, targets, n * sizeof(uint64_t), cudaMemcpyDeviceToHost, stream_));
+    GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(staged.values, values, n * sizeof(double), cudaMemcpyDeviceToHost, stream_));
   }
   clock.stop();
   return collect(n, false, clock);
@@ -1267,14 +1270,12 @@ AreaResult GpuEngine::download(uint64_t n, const uint64_t* targets, const double
 AreaResult GpuEngine::collect(uint64_t most, bool counted, StageClock& clock) {
   clock.start("copy back");
   GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(stream_));
-  const auto* count = static_cast<const uint64_t*>(download_staging_.data());
-  const uint64_t* targets = count + 1;
-  const auto* values = reinterpret_cast<const double*>(targets + most);
-  const uint64_t n = counted ? *count : most;
+  const ResultStaging staged = ResultStaging::at(download_staging_.data(), most);
+  const uint64_t n = counted ? *staged.count : most;
   if (n > most) throw GpuError(text("gpu engine: the compaction selected ", n, " of ", most, " targets"));
   AreaResult r;
-  r.targets.assign(targets, targets + n);
-  r.values.assign(values, values + n);
+  r.targets.assign(staged.targets, staged.targets + n);
+  r.values.assign(staged.values, staged.values + n);
   clock.stop();
   return r;
 }

@@ -31,18 +31,6 @@ uint64_t list_hash(std::span<const uint32_t> positions, std::span<const double> 
   return h;
 }
 
-}  // namespace
-
-bool is_total(const std::vector<uint32_t>& offsets, const std::vector<uint32_t>& positions,
-              const std::vector<double>& weights) {
-  if (positions.size() + 1 != offsets.size()) return false;
-  for (size_t i = 0; i < positions.size(); ++i)  // base i's one entry: target 0, weight 1
-    if (offsets[i] != i || positions[i] != 0 || weights[i] != 1.0) return false;
-  return true;
-}
-
-namespace {
-
 bool equal_lists(std::span<const uint32_t> pa, std::span<const double> wa, std::span<const uint32_t> pb,
                  std::span<const double> wb) {
   if (pa.size() != pb.size()) return false;
@@ -93,6 +81,14 @@ void classify(const DimensionMap& m, DimensionClasses& c) {
 }
 
 }  // namespace
+
+bool is_total(const std::vector<uint32_t>& offsets, const std::vector<uint32_t>& positions,
+              const std::vector<double>& weights) {
+  if (positions.size() + 1 != offsets.size()) return false;
+  for (size_t i = 0; i < positions.size(); ++i)  // base i's one entry: target 0, weight 1
+    if (offsets[i] != i || positions[i] != 0 || weights[i] != 1.0) return false;
+  return true;
+}
 
 TargetClasses target_classes(const AggregationMap& map, uint64_t max_cells) {
   TargetClasses out;
