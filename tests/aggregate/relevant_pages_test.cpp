@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
@@ -51,6 +52,43 @@ TEST(RelevantPages, NoPageWithACellOfTheAreaIsLeftOut) {
     }
   }
   EXPECT_GT(skipped, 0u) << "no random area skipped a page: the test checks nothing";
+}
+
+// The sample before the full pass: on tables of many pages it finds a page
+// to skip only where there is one, and where the full pass skips none it
+// finds none (so no list is built); small tables are always passed over.
+TEST(RelevantPages, TheSampleOfPagesAgreesWithTheFullPass) {
+  constexpr size_t kStep = 4;
+  size_t sampled = 0, listed = 0;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    const RandomCube cube = random_cube(seed);
+    std::vector<std::vector<double>> values;
+    for (size_t m = 0; m < cube.facts.measure_count(); ++m)
+      values.emplace_back(cube.facts.values(m).begin(), cube.facts.values(m).end());
+    std::mt19937_64 rng(seed);
+    for (size_t page_size : {1, 2, 64}) {
+      const FactTable facts(cube.schema.codec(), {cube.facts.keys().begin(), cube.facts.keys().end()}, values,
+                            page_size);
+      for (int q = 0; q < 3; ++q) {
+        const AggregationMap map(cube.schema, random_query(rng, cube.schema));
+        const std::vector<uint8_t> pages = gpu::relevant_pages(map, facts);
+        const bool skips = std::find(pages.begin(), pages.end(), 0) != pages.end();
+        const bool worth = gpu::worth_listing_pages(map, facts, kStep);
+        SCOPED_TRACE("seed " + std::to_string(seed) + " pages of " + std::to_string(page_size));
+        if (pages.empty()) EXPECT_FALSE(worth) << "no dimension can rule a page out";
+        if (facts.page_count() <= 8 * kStep) {
+          EXPECT_EQ(worth, !pages.empty());
+          continue;
+        }
+        ++sampled;
+        if (worth) EXPECT_TRUE(skips) << "the sample found a page to skip that the full pass keeps";
+        if (!skips) EXPECT_FALSE(worth);
+        listed += worth;
+      }
+    }
+  }
+  EXPECT_GT(sampled, 20u) << "too few tables of many pages: the sample is not looked at";
+  EXPECT_GT(listed, 0u) << "no sample found a page to skip: the test checks nothing";
 }
 
 }  // namespace

@@ -741,7 +741,10 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
   // map.
   std::optional<uint32_t> page_list_at;
   std::vector<uint32_t> page_list;
-  if (plan.preagg == Preagg::run && !compact && cube_.page_size() % kLeanRunStep == 0) {
+  // A sample of the pages says first whether any can be skipped.
+  constexpr size_t kPageSampleStep = 32;
+  if (plan.preagg == Preagg::run && !compact && cube_.page_size() % kLeanRunStep == 0 &&
+      worth_listing_pages(map, cube_, kPageSampleStep)) {
     const std::vector<uint8_t> pages = relevant_pages(map, cube_);
     if (std::find(pages.begin(), pages.end(), 0) != pages.end()) {
       for (uint32_t p = 0; p < pages.size(); ++p)
