@@ -51,6 +51,10 @@ class Engine {
   virtual AreaResult run(const FactTable& facts, const AggregationMap& map,
                          const AreaQuery& query) = 0;
   // What the last run spent where, and what it chose (engines with stages).
+  // Timing the stages costs time too (on a GPU, two events recorded on the
+  // stream per stage and read back after it), so it is off until asked
+  // for; time_stages returns whether this engine has stages to time.
+  virtual bool time_stages(bool /*on*/) { return false; }
   virtual StageTimes stages() const { return {}; }
   virtual std::string last_plan() const { return {}; }
   // Updates of the target store (atomic adds, after warp pre-aggregation;

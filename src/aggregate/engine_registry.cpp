@@ -34,6 +34,7 @@ class GpuFirstEngine final : public Engine {
                              : "";
     return used_gpu_ ? gpu_->run(facts, map, query) : cpu_.run(facts, map, query);
   }
+  bool time_stages(bool on) override { return gpu_->time_stages(on); }
   StageTimes stages() const override { return used_gpu_ ? gpu_->stages() : StageTimes{}; }
   std::string last_plan() const override { return used_gpu_ ? gpu_->last_plan() : fallback_; }
   bool count_target_updates(bool on) override { return gpu_->count_target_updates(on); }

@@ -191,7 +191,14 @@ int run_bench(const BenchOptions& o) {
           result = choice.engine->run(cube.facts, map, query);
           times.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t).count());
         }
-        const StageTimes timed_stages = choice.engine->stages();
+        // The stages come from a run of their own: timing them records events
+        // on the GPU's stream, which the timed runs leave out, as a query does.
+        StageTimes timed_stages;
+        if (choice.engine->time_stages(true)) {
+          choice.engine->run(cube.facts, map, query);
+          timed_stages = choice.engine->stages();
+          choice.engine->time_stages(false);
+        }
         const std::string timed_plan = choice.engine->last_plan();
         std::sort(times.begin(), times.end());
         const double ms = times[times.size() / 2];
@@ -234,7 +241,7 @@ int run_bench(const BenchOptions& o) {
           std::string stages;
           for (const auto& [stage, stage_ms] : timed_stages)
             stages += fmt::format("{}{} {:.3f}", stages.empty() ? "" : ", ", stage, stage_ms);
-          details += fmt::format("- {} {}: {}; stages (ms, last run): {}\n", nq.name, rows[e].label,
+          details += fmt::format("- {} {}: {}; stages (ms, a run timing them): {}\n", nq.name, rows[e].label,
                                  timed_plan, stages);
         }
       }

@@ -35,6 +35,7 @@ double stage_seconds(const StageTimes& stages, const std::string& name) {
 // The fastest aggregate stage of `repeat` runs after a warm-up.
 double aggregate_seconds(Engine& engine, const FactTable& facts, const AggregationMap& map, const AreaQuery& q,
                          int repeat) {
+  engine.time_stages(true);
   engine.run(facts, map, q);
   double best = 1e30;
   for (int r = 0; r < repeat; ++r) {

@@ -87,6 +87,7 @@ int run_query(const QueryOptions& o) {
   const double load_ms = ms_since(t);
   const AreaQuery query = read_query_file(cube.schema, o.query);
   EngineChoice choice = make_engine(o.engine, cube.facts.size(), o.gpu);
+  choice.engine->time_stages(o.timing);
 
   t = Clock::now();
   const AggregationMap map(cube.schema, query);

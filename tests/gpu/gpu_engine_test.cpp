@@ -367,6 +367,33 @@ TEST(GpuEngine, CountsTheTargetStoresUpdates) {
   }
 }
 
+// Stage times are taken only when asked for (their events cost every query
+// time), and the answers are the same either way.
+TEST(GpuEngine, StageTimesAreTakenOnlyWhenAsked) {
+  const RandomCube cube = random_cube(7);
+  std::mt19937_64 rng(7);
+  const AreaQuery q = random_query(rng, cube.schema);
+  const AggregationMap map(cube.schema, q);
+  EngineChoice gpu = make_engine("gpu", cube.facts.size());
+  const AreaResult untimed = gpu.engine->run(cube.facts, map, q);
+  EXPECT_TRUE(gpu.engine->stages().empty());
+  ASSERT_TRUE(gpu.engine->time_stages(true));
+  const AreaResult timed = gpu.engine->run(cube.facts, map, q);
+  const StageTimes stages = gpu.engine->stages();
+  std::vector<std::string> names;
+  for (const auto& [name, ms] : stages) {
+    names.push_back(name);
+    EXPECT_GE(ms, 0.0) << name;
+  }
+  for (const char* stage : {"upload", "plan", "map", "aggregate", "compact", "copy back"})
+    EXPECT_NE(std::find(names.begin(), names.end(), stage), names.end()) << stage << " missing";
+  EXPECT_EQ(timed.targets, untimed.targets);
+  EXPECT_EQ(compare_results(untimed, timed, q.aggregate, contribution_magnitudes(cube.facts, map, q.measure)), "");
+  gpu.engine->time_stages(false);
+  gpu.engine->run(cube.facts, map, q);
+  EXPECT_TRUE(gpu.engine->stages().empty());
+}
+
 // An area whose store does not fit the memory allowed is aggregated in
 // chunks of target numbers, one phase or two, with the same answers.
 TEST(GpuEngine, AreasLargerThanTheStoreMemoryAreAggregatedInChunks) {

@@ -406,12 +406,14 @@ __device__ inline void class_list(const ExpandMap& em, int d, uint64_t x, uint32
 }
 
 template <class Store, int F>
-__global__ void expand_kernel(const Cell* cells, const uint64_t* ends, uint64_t n, ExpandMap em, Store store) {
+__global__ void expand_kernel(const Cell* cells, const uint64_t* ends, uint64_t n, ExpandMap em, Store store,
+                              uint64_t* pairs) {
   extern __shared__ __align__(16) uint8_t smem[];
   store.template bind<F>(smem);
   const uint64_t total = n ? ends[n - 1] : 0;
   const uint64_t threads = uint64_t{gridDim.x} * blockDim.x;
   const uint64_t id = uint64_t{blockIdx.x} * blockDim.x + threadIdx.x;
+  if (id == 0 && pairs) *pairs = total;
   const unsigned copy = static_cast<unsigned>(id % (store.t.copies ? store.t.copies : 1));
   for (uint64_t i = id; i < total; i += threads) {
     // The tuple: the first whose end is past i.

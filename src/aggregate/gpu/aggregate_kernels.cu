@@ -212,10 +212,17 @@ int work_list_blocks_per_sm(StoreKind store, Preagg preagg, int fields, bool few
 }
 
 namespace {
-// Targets of each class tuple: the product of its lists' lengths.
-__global__ void count_expansions(const uint8_t* nonempty, uint64_t n, ExpandMap em, uint64_t* counts) {
-  for (uint64_t x = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; x < n; x += uint64_t{gridDim.x} * blockDim.x) {
-    uint64_t c = nonempty[x] ? 1 : 0;
+// Each class tuple's cell (its copies merged) and its count of targets,
+// the product of its lists' lengths (0 when empty). One pass: a merge and
+// a count apart were two launches. Cells of empty tuples are not written:
+// the expansion reads none of them.
+template <int F>
+__global__ void count_expansions(TargetTable tuples, ExpandMap em, Cell* cells, uint64_t* counts) {
+  for (uint64_t x = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; x < tuples.targets;
+       x += uint64_t{gridDim.x} * blockDim.x) {
+    Cell cell{0.0, 0ull, kMinIdentity, kMaxIdentity};
+    uint64_t c = merge_dense_copies<F>(tuples, x, cell) ? 1 : 0;
+    if (c) cells[x] = cell;
 #pragma unroll
     for (int d = 0; d < kMaxDims; ++d) {
       if (d < em.dims && c) {
@@ -229,37 +236,43 @@ __global__ void count_expansions(const uint8_t* nonempty, uint64_t n, ExpandMap 
 }
 
 template <class Store, int F>
-void expand(const LaunchShape& s, const Cell* cells, const uint64_t* ends, uint64_t n,
-            const ExpandMap& map, const TargetTable& table) {
+void expand(const LaunchShape& s, const Cell* cells, const uint64_t* ends, uint64_t n, const ExpandMap& map,
+            const TargetTable& table, uint64_t* pairs) {
   Store store{};
   store.t = table;
-  expand_kernel<Store, F><<<s.grid, s.block, 0, s.stream>>>(cells, ends, n, map, store);
+  expand_kernel<Store, F><<<s.grid, s.block, 0, s.stream>>>(cells, ends, n, map, store, pairs);
   GPUOLAP_CHECK_LAUNCH("expand_kernel");
 }
 
 template <class Store>
 void expand_fields(int fields, const LaunchShape& s, const Cell* cells, const uint64_t* ends, uint64_t n,
-                   const ExpandMap& map, const TargetTable& table) {
+                   const ExpandMap& map, const TargetTable& table, uint64_t* pairs) {
   switch (fields) {
-    case kSumFields: return expand<Store, kSumFields>(s, cells, ends, n, map, table);
-    case kSumCountFields: return expand<Store, kSumCountFields>(s, cells, ends, n, map, table);
-    case kMinFields: return expand<Store, kMinFields>(s, cells, ends, n, map, table);
-    default: return expand<Store, kMaxFields>(s, cells, ends, n, map, table);
+    case kSumFields: return expand<Store, kSumFields>(s, cells, ends, n, map, table, pairs);
+    case kSumCountFields: return expand<Store, kSumCountFields>(s, cells, ends, n, map, table, pairs);
+    case kMinFields: return expand<Store, kMinFields>(s, cells, ends, n, map, table, pairs);
+    default: return expand<Store, kMaxFields>(s, cells, ends, n, map, table, pairs);
   }
 }
 }  // namespace
 
-void launch_count_expansions(const uint8_t* nonempty, uint64_t n, const ExpandMap& map, uint64_t* counts,
-                             cudaStream_t stream) {
-  const int grid = static_cast<int>(std::min<uint64_t>(4096, (n + 255) / 256));
-  count_expansions<<<std::max(grid, 1), 256, 0, stream>>>(nonempty, n, map, counts);
+void launch_count_expansions(const TargetTable& tuples, int fields, const ExpandMap& map, Cell* cells,
+                             uint64_t* counts, cudaStream_t stream) {
+  const int grid = static_cast<int>(std::clamp<uint64_t>((tuples.targets + 255) / 256, 1, 4096));
+  switch (fields) {
+    case kSumFields: count_expansions<kSumFields><<<grid, 256, 0, stream>>>(tuples, map, cells, counts); break;
+    case kSumCountFields: count_expansions<kSumCountFields><<<grid, 256, 0, stream>>>(tuples, map, cells, counts); break;
+    case kMinFields: count_expansions<kMinFields><<<grid, 256, 0, stream>>>(tuples, map, cells, counts); break;
+    case kMinMaxFields: count_expansions<kMinMaxFields><<<grid, 256, 0, stream>>>(tuples, map, cells, counts); break;
+    default: count_expansions<kMaxFields><<<grid, 256, 0, stream>>>(tuples, map, cells, counts); break;
+  }
   GPUOLAP_CHECK_LAUNCH("count_expansions");
 }
 
 void launch_expand(StoreKind store, int fields, const LaunchShape& shape, const Cell* cells, const uint64_t* ends,
-                   uint64_t n, const ExpandMap& map, const TargetTable& table) {
-  if (store == StoreKind::hash) expand_fields<HashStore>(fields, shape, cells, ends, n, map, table);
-  else expand_fields<DenseStore>(fields, shape, cells, ends, n, map, table);
+                   uint64_t n, const ExpandMap& map, const TargetTable& table, uint64_t* pairs) {
+  if (store == StoreKind::hash) expand_fields<HashStore>(fields, shape, cells, ends, n, map, table, pairs);
+  else expand_fields<DenseStore>(fields, shape, cells, ends, n, map, table, pairs);
 }
 
 namespace {

@@ -36,14 +36,18 @@ void launch_lean_run(StoreKind store, int fields, const LaunchShape& shape, cons
                      const LeanMap& map, const TargetTable& table);
 int lean_run_blocks_per_sm(StoreKind store, int fields, int dims, int block, size_t shared_bytes);
 
-// Phase 2 of two-phase aggregation (hash or dense store): counts[x], the
-// targets of class tuple x (0 when empty); then, with ends = the inclusive
-// prefix sums of counts, a grid-stride loop over the ends[n - 1] (tuple,
-// target) pairs, read on the device (the host need not wait for them).
-void launch_count_expansions(const uint8_t* nonempty, uint64_t n, const ExpandMap& map, uint64_t* counts,
-                             cudaStream_t stream);
+// Phase 2 of two-phase aggregation (hash or dense store). From phase 1's
+// dense store of the class tuples (its `fields`): cells[x], the merged cell
+// of tuple x (written only where it is not empty), and counts[x], its
+// targets (0 when empty). Then, with ends = the inclusive prefix sums of
+// counts, a grid-stride loop over the ends[n - 1] (tuple, target) pairs,
+// read on the device (the host need not wait for them); when `pairs` is
+// not null, the expansion writes their number there (mapped host memory:
+// no copy of its own).
+void launch_count_expansions(const TargetTable& tuples, int fields, const ExpandMap& map, Cell* cells,
+                             uint64_t* counts, cudaStream_t stream);
 void launch_expand(StoreKind store, int fields, const LaunchShape& shape, const Cell* cells, const uint64_t* ends,
-                   uint64_t n, const ExpandMap& map, const TargetTable& table);
+                   uint64_t n, const ExpandMap& map, const TargetTable& table, uint64_t* pairs);
 
 // The work list (work_list_kernel.cuh) over cells [offset, offset + n) of
 // the input: counts[i], the fan-out of cell offset + i; then, with ends =

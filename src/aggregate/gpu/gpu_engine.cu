@@ -1,4 +1,5 @@
-// The gpu engine's pipeline (thesis §4.2), each stage timed with CUDA events:
+// The gpu engine's pipeline (thesis §4.2), each stage timed with CUDA events
+// when asked (time_stages: the events cost every query some 20 driver calls):
 //   upload    facts to the device once, then only the cells written since
 //             (device_cube.cuh)
 //   plan      on the host: the kernel's map (or, two-phase, the classes and
@@ -10,12 +11,14 @@
 //             thread-run kernel gets the list of pages to read)
 //   table     allocate and clear the target store
 //   aggregate the source-based kernel with the chosen store and pre-aggregation
-//   expand    two-phase: phase 2's map, built on the host and sent while
-//             phase 1 runs; the class tuples' cells and target counts, a
-//             CUB scan of the counts, then a thread per (tuple, target) pair
+//   expand    two-phase: phase 2's map, built on the host and sent on a
+//             stream of its own while phase 1 runs; the class tuples' cells
+//             and target counts in one pass, a CUB scan of the counts, then
+//             a thread per (tuple, target) pair
 //   compact   merge each target's copies into one cell (CUB sort + reduce-by-key
-//             for the hash store, a reduction over copies for dense stores)
-//             and keep the filled ones (CUB select) — for dense stores of
+//             for the hash store, a reduction over copies for dense stores
+//             of several) and keep the filled ones (CUB select; a store of
+//             one copy is selected from directly) — for dense stores of
 //             areas up to 64 MB of results straight into pinned host memory
 //   copy back targets and values to the host, through pinned memory
 // An area whose store would not fit runs table..copy back once per window of
@@ -164,6 +167,28 @@ __global__ void finish_cells(const Cell* cells, uint64_t n, Aggregate a, double*
     out[i] = finish_value(cells[i], a);
 }
 
+// A store of one copy per target (a shared store's flush, phase 2's dense
+// store) is read by the compaction itself: slot x holds target first + x,
+// and its value and whether it has one need no merge of copies first.
+struct OneCopyValue {
+  TargetTable t;
+  Aggregate a;
+  __device__ double operator()(uint64_t x) const {
+    switch (a) {
+      case Aggregate::count: return static_cast<double>(t.count[x]);
+      case Aggregate::avg: return t.sum[x] / static_cast<double>(t.count[x]);
+      case Aggregate::min: return decode_ordered(t.min[x]);
+      case Aggregate::max: return decode_ordered(t.max[x]);
+      default: return t.sum[x];
+    }
+  }
+};
+struct OneCopyFilled {
+  TargetTable t;
+  bool counted;  // the store keeps counts (else touched flags)
+  __device__ bool operator()(uint64_t x) const { return counted ? t.count[x] > 0 : t.touched[x] != 0; }
+};
+
 struct NotEmpty {
   __host__ __device__ bool operator()(uint64_t key) const { return key != kEmptyKey; }
 };
@@ -264,25 +289,28 @@ class EventPool {
 };
 
 // Times the stages of one query with CUDA events on one stream (the
-// engine's pool: one query at a time).
+// engine's pool: one query at a time); when not `on`, it records nothing.
 class StageClock {
  public:
-  StageClock(cudaStream_t s, EventPool& pool) : stream_(s), pool_(pool) {}
+  StageClock(cudaStream_t s, EventPool& pool, bool on) : stream_(s), pool_(pool), on_(on) {}
   StageClock(const StageClock&) = delete;
   StageClock& operator=(const StageClock&) = delete;
   void start(const char* name) {
+    if (!on_) return;
     const cudaEvent_t a = pool_.at(2 * marks_.size());
     const cudaEvent_t b = pool_.at(2 * marks_.size() + 1);
     GPUOLAP_CUDA_CHECK(cudaEventRecord(a, stream_));
     marks_.push_back({name, a, b});
   }
-  void stop() { GPUOLAP_CUDA_CHECK(cudaEventRecord(std::get<2>(marks_.back()), stream_)); }
+  void stop() {
+    if (on_) GPUOLAP_CUDA_CHECK(cudaEventRecord(std::get<2>(marks_.back()), stream_));
+  }
   size_t size() const { return marks_.size(); }
   // Forgets the stages after the first n (an attempt that is retried).
   void truncate(size_t n) { marks_.resize(std::min(n, marks_.size())); }
-  // Stage times; a stage run more than once (per chunk) is summed.
+  // Stage times, once the stream has passed them; a stage run more than
+  // once (per chunk) is summed.
   StageTimes read() {
-    GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(stream_));
     StageTimes out;
     for (auto& [name, start, stop] : marks_) {
       float ms = 0;
@@ -297,6 +325,7 @@ class StageClock {
  private:
   cudaStream_t stream_;
   EventPool& pool_;
+  bool on_;
   std::vector<std::tuple<std::string, cudaEvent_t, cudaEvent_t>> marks_;
 };
 
@@ -307,12 +336,16 @@ namespace {
 
 using namespace gpu;
 
+static_assert(kMaxIdentity == 0, "the maxima start as zero bytes, with the other zeroed fields");
+
 // Device arrays of one target store; they grow and are reused by queries.
 struct TableBuffers {
   DeviceBuffer<uint64_t> keys;
-  DeviceBuffer<double> sum;
-  DeviceBuffer<unsigned long long> count, min, max;
-  DeviceBuffer<uint8_t> touched;
+  // The fields that start as zero bytes (sums, counts, the maxima's
+  // identity, touched flags), one after another, cleared by one memset: a
+  // memset per field cost each of M3's two stores an operation on the stream.
+  DeviceBuffer<uint8_t> zeroed;
+  DeviceBuffer<unsigned long long> min;
   DeviceBuffer<unsigned> overflow;
 
   // Allocates and clears a store of the targets [first, first + targets),
@@ -333,31 +366,27 @@ struct TableBuffers {
       fill_u64<<<256, 256, 0, s>>>(t.keys, t.slots, kEmptyKey);
       GPUOLAP_CHECK_LAUNCH("fill_u64");
     }
-    if (fields & kSum) {
-      sum.reserve(t.slots);
-      t.sum = sum.data();
-      GPUOLAP_CUDA_CHECK(cudaMemsetAsync(t.sum, 0, t.slots * sizeof(double), s));
-    }
-    if (fields & kCount) {
-      count.reserve(t.slots);
-      t.count = count.data();
-      GPUOLAP_CUDA_CHECK(cudaMemsetAsync(t.count, 0, t.slots * sizeof(unsigned long long), s));
+    // Each field's array 8-byte aligned: they take 8 bytes a slot, the
+    // touched flags (dense stores) one and come last.
+    const bool dense = store != StoreKind::hash;
+    const uint64_t count_at = (fields & kSum) ? 8 * t.slots : 0;
+    const uint64_t max_at = count_at + ((fields & kCount) ? 8 * t.slots : 0);
+    const uint64_t touched_at = max_at + ((fields & kMax) ? 8 * t.slots : 0);
+    const uint64_t zero_bytes = touched_at + (dense ? t.slots : 0);
+    if (zero_bytes > 0) {
+      zeroed.reserve(zero_bytes);
+      uint8_t* z = zeroed.data();
+      if (fields & kSum) t.sum = reinterpret_cast<double*>(z);
+      if (fields & kCount) t.count = reinterpret_cast<unsigned long long*>(z + count_at);
+      if (fields & kMax) t.max = reinterpret_cast<unsigned long long*>(z + max_at);  // kMaxIdentity is 0
+      if (dense) t.touched = z + touched_at;
+      GPUOLAP_CUDA_CHECK(cudaMemsetAsync(z, 0, zero_bytes, s));
     }
     if (fields & kMin) {
       min.reserve(t.slots);
       t.min = min.data();
       fill_u64<<<256, 256, 0, s>>>(reinterpret_cast<uint64_t*>(t.min), t.slots, kMinIdentity);
       GPUOLAP_CHECK_LAUNCH("fill_u64");
-    }
-    if (fields & kMax) {
-      max.reserve(t.slots);
-      t.max = max.data();
-      GPUOLAP_CUDA_CHECK(cudaMemsetAsync(t.max, 0, t.slots * sizeof(unsigned long long), s));
-    }
-    if (store != StoreKind::hash) {
-      touched.reserve(t.slots);
-      t.touched = touched.data();
-      GPUOLAP_CUDA_CHECK(cudaMemsetAsync(t.touched, 0, t.slots, s));
     }
     // Only a hash store can overflow (and only its flag is read back).
     if (store == StoreKind::hash) {
@@ -410,11 +439,21 @@ class GpuEngine final : public Engine {
     GPUOLAP_CUDA_CHECK(cudaGetDevice(&device_));
     GPUOLAP_CUDA_CHECK(cudaGetDeviceProperties(&props_, device_));
     GPUOLAP_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    GPUOLAP_CUDA_CHECK(cudaStreamCreateWithFlags(&side_stream_, cudaStreamNonBlocking));
+    GPUOLAP_CUDA_CHECK(cudaEventCreateWithFlags(&expand_sent_, cudaEventDisableTiming));
     costs_ = load_kernel_costs(props_.name, &costs_source_);
   }
-  ~GpuEngine() override { cudaStreamDestroy(stream_); }
+  ~GpuEngine() override {
+    cudaEventDestroy(expand_sent_);
+    cudaStreamDestroy(side_stream_);
+    cudaStreamDestroy(stream_);
+  }
 
   std::string name() const override { return name_; }
+  bool time_stages(bool on) override {
+    time_stages_ = on;
+    return true;
+  }
   StageTimes stages() const override { return stages_; }
   std::string last_plan() const override { return plan_text_ ? plan_text_() : std::string(); }
   bool count_target_updates(bool on) override {
@@ -492,9 +531,14 @@ class GpuEngine final : public Engine {
   int device_ = 0;
   cudaDeviceProp props_{};
   cudaStream_t stream_ = nullptr;
+  // Phase 2's map goes up on a stream of its own while phase 1 runs;
+  // `stream_` waits for the event before phase 2.
+  cudaStream_t side_stream_ = nullptr;
+  cudaEvent_t expand_sent_ = nullptr;
   EventPool events_;  // the stage clocks'
   DeviceCube cube_;
-  StageTimes stages_;
+  bool time_stages_ = false;
+  StageTimes stages_;  // the last query's, when timed
   // The last query's plan, put in words when it is read (formatting it took
   // some 10-20 us of every query's host time).
   std::function<std::string()> plan_text_;
@@ -505,7 +549,7 @@ class GpuEngine final : public Engine {
   TableBuffers first_, second_;  // the store of the facts' kernel; phase 2's
   // The trips of the maps, phase 2's map, the results and the pair count.
   PinnedBuffer upload_staging_, expand_staging_, download_staging_, count_staging_;
-  DeviceBuffer<uint8_t> map_global_, expand_global_, page_relevant_, nonempty_, phase1_nonempty_, temp_;
+  DeviceBuffer<uint8_t> map_global_, expand_global_, page_relevant_, nonempty_, temp_;
   DeviceBuffer<uint32_t> cells_, slots_, slots_sorted_;
   DeviceBuffer<uint64_t> selected_count_, keys_sorted_, out_targets_, expand_ends_;
   DeviceBuffer<Cell> cells_a_, cells_b_, phase1_cells_;
@@ -664,7 +708,7 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
   GPUOLAP_CUDA_CHECK(cudaSetDevice(device_));
   const int fields = fields_of(query.aggregate);
   const uint64_t targets = map.target_count();
-  StageClock clock(stream_, events_);
+  StageClock clock(stream_, events_, time_stages_);
   // What the CDP kernels did, summed over the inputs and windows of this query.
   std::fill(std::begin(cdp_totals_), std::end(cdp_totals_), 0ull);
   cdp_rounds_ = 0;
@@ -832,34 +876,37 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
   if (two_phase) {
     tuples = aggregate_facts(plan, image, input, added, first_fields, 0, first_targets, clock);
     clock.start("expand");
-    // Phase 2's map is built and sent while phase 1 runs (its own staging:
-    // the first copy may still be reading upload_staging_).
+    // Phase 2's map is built and sent while phase 1 runs: its own staging
+    // (the first copy may still be reading upload_staging_), and its own
+    // stream, so the copy is done when phase 1 is (in stream_ it took a few
+    // microseconds after it). A failed query may have left its copy in
+    // flight: wait for it before the staging is written again.
     host.resume();
     expand = expand_image(map, classes);
     host.step("expansion image");
+    GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(side_stream_));
     expand_staging_.reserve(expand.image.bytes.size());
     std::memcpy(expand_staging_.data(), expand.image.bytes.data(), expand.image.bytes.size());
     expand_global_.reserve(expand.image.bytes.size());
     GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(expand_global_.data(), expand_staging_.data(), expand.image.bytes.size(),
-                                       cudaMemcpyHostToDevice, stream_));
+                                       cudaMemcpyHostToDevice, side_stream_));
+    GPUOLAP_CUDA_CHECK(cudaEventRecord(expand_sent_, side_stream_));
+    GPUOLAP_CUDA_CHECK(cudaStreamWaitEvent(stream_, expand_sent_, 0));
     expand.view.global = expand_global_.data();
     updates = read_updates();
     phase1_cells_.reserve(first_targets);
-    phase1_nonempty_.reserve(first_targets);
-    reduce_dense_table(tuples, first_fields, phase1_cells_.data(), nullptr, query.aggregate, phase1_nonempty_.data(),
-                       stream_);
     expand_ends_.reserve(first_targets);
-    launch_count_expansions(phase1_nonempty_.data(), first_targets, expand.view, expand_ends_.data(), stream_);
+    launch_count_expansions(tuples, first_fields, expand.view, phase1_cells_.data(), expand_ends_.data(), stream_);
     size_t bytes = 0;
     const auto n = static_cast<int64_t>(first_targets);
     GPUOLAP_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, bytes, expand_ends_.data(), expand_ends_.data(), n, stream_));
     GPUOLAP_CUDA_CHECK(cub::DeviceScan::InclusiveSum(temp(bytes), bytes, expand_ends_.data(), expand_ends_.data(), n, stream_));
-    // The pair count arrives with the results; only a hash store, sized by
-    // it, waits for it here.
+    // The pair count arrives with the results (the expansion writes it to
+    // mapped host memory); only a hash store, sized by it, waits for it here.
     count_staging_.reserve(sizeof(uint64_t));
-    GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(count_staging_.data(), expand_ends_.data() + first_targets - 1,
-                                       sizeof(uint64_t), cudaMemcpyDeviceToHost, stream_));
     if (final_store == StoreKind::hash) {
+      GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(count_staging_.data(), expand_ends_.data() + first_targets - 1,
+                                         sizeof(uint64_t), cudaMemcpyDeviceToHost, stream_));
       GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(stream_));
       contributions = *static_cast<const uint64_t*>(count_staging_.data());
     }
@@ -892,7 +939,8 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
           // A grid-stride loop: the host may not know the pair count yet.
           const int grid = props_.multiProcessorCount * 8;
           launch_expand(final_store, fields, LaunchShape{grid, 256, 0, stream_, false}, phase1_cells_.data(),
-                        expand_ends_.data(), first_targets, expand.view, t);
+                        expand_ends_.data(), first_targets, expand.view, t,
+                        static_cast<uint64_t*>(count_staging_.device_data()));
           clock.stop();
           if (final_store == StoreKind::hash && second_.overflow.download(1, stream_)[0] != 0)
             throw GpuError("gpu engine: phase 2 hash store overflowed");
@@ -921,7 +969,8 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
     }
   }
 
-  stages_ = clock.read();  // waits for the stream: the pair count has arrived
+  GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the pair count has arrived
+  stages_ = clock.read();
   if (two_phase) contributions = *static_cast<const uint64_t*>(count_staging_.data());
   // Phase 2 adds each contribution once, without pre-aggregation.
   target_updates_ = count_updates_ ? updates + contributions : 0;
@@ -1167,18 +1216,29 @@ void GpuEngine::release_stores() {
 
 AreaResult GpuEngine::compact_dense(const TargetTable& t, int fields, Aggregate a, StageClock& clock) {
   clock.start("compact");
-  // The query's value of every target, then the non-empty ones with their
-  // target numbers in one selection.
-  values_a_.reserve(t.targets);
-  nonempty_.reserve(t.targets);
-  reduce_dense_table(t, fields, nullptr, values_a_.data(), a, nonempty_.data(), stream_);
-  auto in = thrust::make_zip_iterator(thrust::make_tuple(thrust::counting_iterator<uint64_t>(t.first), values_a_.data()));
+  // The non-empty targets with their numbers and the query's values, in one
+  // selection: straight from a store of one copy, else after a pass that
+  // merges each target's copies into its value.
   const auto n = static_cast<int64_t>(t.targets);
+  const thrust::counting_iterator<uint64_t> slots(0);
+  const auto numbers = thrust::counting_iterator<uint64_t>(t.first);
   const auto select = [&](uint64_t* targets, double* values, uint64_t* count) {
     auto out = thrust::make_zip_iterator(thrust::make_tuple(targets, values));
-    size_t bytes = 0;
-    GPUOLAP_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, bytes, in, nonempty_.data(), out, count, n, stream_));
-    GPUOLAP_CUDA_CHECK(cub::DeviceSelect::Flagged(temp(bytes), bytes, in, nonempty_.data(), out, count, n, stream_));
+    const auto run = [&](auto in, auto flags) {
+      size_t bytes = 0;
+      GPUOLAP_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, bytes, in, flags, out, count, n, stream_));
+      GPUOLAP_CUDA_CHECK(cub::DeviceSelect::Flagged(temp(bytes), bytes, in, flags, out, count, n, stream_));
+    };
+    if (t.copies == 1) {
+      run(thrust::make_zip_iterator(
+              thrust::make_tuple(numbers, thrust::make_transform_iterator(slots, OneCopyValue{t, a}))),
+          thrust::make_transform_iterator(slots, OneCopyFilled{t, (fields & kCount) != 0}));
+      return;
+    }
+    values_a_.reserve(t.targets);
+    nonempty_.reserve(t.targets);
+    reduce_dense_table(t, fields, nullptr, values_a_.data(), a, nonempty_.data(), stream_);
+    run(thrust::make_zip_iterator(thrust::make_tuple(numbers, values_a_.data())), nonempty_.data());
   };
   if (t.targets * (sizeof(uint64_t) + sizeof(double)) <= kStraightToHostBytes) {
     const ResultStaging staged = stage_results(t.targets);
