@@ -440,5 +440,30 @@ TEST(GpuEngine, AreasLargerThanTheStoreMemoryAreAggregatedInChunks) {
             "");
 }
 
+// Areas of more than 64 MB of results (4 M targets) are compacted into
+// device buffers, their count read first, then copied back (smaller ones
+// go straight to pinned host memory): the skewed Machines cube's M3 has
+// 8,740,437 targets. In two phases (phase 2's store of one copy), in one
+// phase with two copies per target (merged before the selection), and hashed.
+TEST(GpuEngine, AreasOfMoreThan64MBOfResultsAreCompactedOnTheDevice) {
+  const GeneratedCube cube = generate_machines_skewed(0.0005, 5, {});
+  std::vector<GpuOptions> configs(3);
+  configs[1].two_phase = "off";
+  configs[1].variant = "dense";
+  configs[1].phf = 2;
+  configs[2].two_phase = "off";
+  configs[2].variant = "hash";
+  for (Aggregate a : {Aggregate::sum, Aggregate::avg, Aggregate::max}) {
+    const NamedQuery& m3 = cube.queries.back();
+    AreaQuery q = parse_query_json(cube.schema, m3.json, m3.name);
+    q.aggregate = a;
+    const AggregationMap map(cube.schema, q);
+    ASSERT_GT(map.target_count() * 16, uint64_t{64} << 20);
+    const std::vector<std::string> plans =
+        expect_configs_match(cube.facts, map, q, CpuSerialEngine().run(cube.facts, map, q), configs, "skewed M3");
+    EXPECT_EQ(plans.size(), configs.size()) << "a configuration did not run";
+  }
+}
+
 }  // namespace
 }  // namespace gpuolap
