@@ -34,7 +34,8 @@ class GpuFirstEngine final : public Engine {
                              : "";
     return used_gpu_ ? gpu_->run(facts, map, query) : cpu_.run(facts, map, query);
   }
-  bool time_stages(bool on) override { return gpu_->time_stages(on); }
+  // Stages are the gpu engine's: none when the last query ran on the CPU.
+  bool time_stages(bool on) override { return gpu_->time_stages(on) && used_gpu_; }
   StageTimes stages() const override { return used_gpu_ ? gpu_->stages() : StageTimes{}; }
   std::string last_plan() const override { return used_gpu_ ? gpu_->last_plan() : fallback_; }
   bool count_target_updates(bool on) override { return gpu_->count_target_updates(on); }

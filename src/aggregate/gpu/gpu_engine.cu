@@ -168,7 +168,7 @@ __global__ void finish_cells(const Cell* cells, uint64_t n, Aggregate a, double*
 }
 
 // A store of one copy per target (a shared store's flush, phase 2's dense
-// store) is read by the compaction itself: slot x holds target first + x,
+// store, a one-phase dense store of one copy) is read by the compaction itself: slot x holds target first + x,
 // and its value and whether it has one need no merge of copies first.
 struct OneCopyValue {
   TargetTable t;

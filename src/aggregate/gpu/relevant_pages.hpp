@@ -51,8 +51,10 @@ std::vector<uint8_t> relevant_pages(const AggregationMap& map, const Pages& page
 // 2,521, which took 12-18 us of its planning on the H100's host to find
 // out. Tables of up to 8 x `step` pages are always passed over in full;
 // larger ones when one of every `step`-th page (from the first, and the
-// last) can be skipped. An area whose skippable pages the sample misses
-// reads them: at most about one page in `step` more than it must.
+// last) can be skipped, which every run of `step` or more skippable pages
+// holds. So a table is read whole only when its skippable pages all lie in
+// runs shorter than `step` (sorted keys make long runs: a leading
+// dimension's bases are contiguous).
 template <class Pages>
 bool worth_listing_pages(const AggregationMap& map, const Pages& pages, size_t step) {
   const std::vector<size_t> restrictive = relevant_pages_detail::restrictive_dimensions(map);
