@@ -223,7 +223,7 @@ int run_bench(const BenchOptions& o) {
             shape.relevant ? static_cast<double>(shape.contributions) / static_cast<double>(shape.relevant) : 0.0, map_ms,
             ms, floor_ms > 0 ? fmt::format("{:.3f}", floor_ms) : "—", floor_ms > 0 ? fmt::format("{:.2f}", ms / floor_ms) : "—",
             static_cast<double>(cube.facts.size()) / ms / 1e3, static_cast<double>(shape.contributions) / ms / 1e3,
-            updates, e == 0 ? "reference" : (agrees ? "yes" : "**NO**"));
+            updates, e > 0 ? (agrees ? "yes" : "**NO**") : rows.size() > 1 ? "reference" : "—");
         std::cout.flush();
         if (is_gpu(rows[e].engine)) {
           if (asked_label.empty()) {

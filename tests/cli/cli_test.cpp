@@ -215,6 +215,26 @@ TEST_F(Cli, DamagedStoresAreRefusedAndFailedWritesLeaveTheStoreAlone) {
   expect_input_error("info --cube " + path("cube"), {"store version 2"});
 }
 
+// The bench compares every engine's answers with the first engine's
+// (`agrees`); a lone engine is compared with nothing, and says so.
+TEST_F(Cli, BenchComparesEachEngineWithTheFirst) {
+  const auto agrees_column = [](const std::string& out, const std::string& row_start) {
+    const size_t at = out.find(row_start);
+    if (at == std::string::npos) return std::string("(no row)");
+    const std::string line = out.substr(at, out.find('\n', at) - at);
+    const size_t last = line.rfind('|', line.size() - 2);
+    return line.substr(last + 2, line.size() - last - 4);
+  };
+  const Outcome two = run("bench --kind machines --scale 0.0002 --engines cpu-serial,cpu-parallel --queries M2,M3 --repeat 1");
+  ASSERT_EQ(two.status, 0) << two.err;
+  EXPECT_EQ(agrees_column(two.out, "| M3 | cpu-serial |"), "reference") << two.out;
+  EXPECT_EQ(agrees_column(two.out, "| M3 | cpu-parallel |"), "yes") << two.out;
+  EXPECT_EQ(agrees_column(two.out, "| M2 | cpu-parallel |"), "yes") << two.out;
+  const Outcome one = run("bench --kind machines --scale 0.0002 --engines cpu-parallel --queries M3 --repeat 1");
+  ASSERT_EQ(one.status, 0) << one.err;
+  EXPECT_EQ(agrees_column(one.out, "| M3 | cpu-parallel |"), "—") << one.out;
+}
+
 TEST_F(Cli, UsageErrorsExit2) {
   EXPECT_EQ(run("").status, 2);
   EXPECT_EQ(run("query --query x.json").status, 2);
