@@ -15,6 +15,14 @@
 namespace gpuolap {
 namespace {
 
+// The cube's facts cut into pages of `page_size` cells.
+FactTable paged(const RandomCube& cube, size_t page_size) {
+  std::vector<std::vector<double>> values;
+  for (size_t m = 0; m < cube.facts.measure_count(); ++m)
+    values.emplace_back(cube.facts.values(m).begin(), cube.facts.values(m).end());
+  return FactTable(cube.schema.codec(), {cube.facts.keys().begin(), cube.facts.keys().end()}, values, page_size);
+}
+
 bool in_area(const AggregationMap& map, uint64_t key) {
   return map.for_each_target(key, [](uint64_t, double) {});
 }
@@ -23,13 +31,9 @@ TEST(RelevantPages, NoPageWithACellOfTheAreaIsLeftOut) {
   size_t skipped = 0;
   for (uint64_t seed = 1; seed <= 40; ++seed) {
     const RandomCube cube = random_cube(seed);
-    std::vector<std::vector<double>> values;
-    for (size_t m = 0; m < cube.facts.measure_count(); ++m)
-      values.emplace_back(cube.facts.values(m).begin(), cube.facts.values(m).end());
     std::mt19937_64 rng(seed);
     for (size_t page_size : {1, 3, 8, 64}) {
-      const FactTable facts(cube.schema.codec(), {cube.facts.keys().begin(), cube.facts.keys().end()}, values,
-                            page_size);
+      const FactTable facts = paged(cube, page_size);
       for (int q = 0; q < 3; ++q) {
         const AggregationMap map(cube.schema, random_query(rng, cube.schema));
         const std::vector<uint8_t> pages = gpu::relevant_pages(map, facts);
@@ -62,13 +66,9 @@ TEST(RelevantPages, TheSampleOfPagesAgreesWithTheFullPass) {
   size_t sampled = 0, listed = 0;
   for (uint64_t seed = 1; seed <= 40; ++seed) {
     const RandomCube cube = random_cube(seed);
-    std::vector<std::vector<double>> values;
-    for (size_t m = 0; m < cube.facts.measure_count(); ++m)
-      values.emplace_back(cube.facts.values(m).begin(), cube.facts.values(m).end());
     std::mt19937_64 rng(seed);
     for (size_t page_size : {1, 2, 64}) {
-      const FactTable facts(cube.schema.codec(), {cube.facts.keys().begin(), cube.facts.keys().end()}, values,
-                            page_size);
+      const FactTable facts = paged(cube, page_size);
       for (int q = 0; q < 3; ++q) {
         const AggregationMap map(cube.schema, random_query(rng, cube.schema));
         const std::vector<uint8_t> pages = gpu::relevant_pages(map, facts);
