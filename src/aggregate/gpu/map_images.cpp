@@ -123,18 +123,10 @@ MapImage class_map_image(const AggregationMap& map, const TargetClasses& classes
     m.view.offsets_at[a] = at.offsets_at;
     m.view.positions_at[a] = at.positions_at;
     m.view.weights_at[a] = at.weights_at;
-    auto* offsets = m.image.at<uint32_t>(at.offsets_at);
-    auto* positions = m.image.at<uint32_t>(at.positions_at);
-    auto* weights = m.image.at<double>(at.weights_at);
-    uint32_t n = 0;
-    offsets[0] = 0;
+    ByteImage::CsrFill lists(m.image, at);
     for (size_t b = 0; b < of.size(); ++b) {
-      if (of[b] != kNoClass) {
-        positions[n] = of[b];
-        weights[n] = 1.0;
-        ++n;
-      }
-      offsets[b + 1] = n;
+      if (of[b] != kNoClass) lists.add(of[b], 1.0);
+      lists.end_row();
     }
   }
   if (!m.is_lean()) return m;
@@ -185,19 +177,8 @@ ExpandImage expand_image(const AggregationMap& map, const TargetClasses& classes
     e.view.offsets_at[d] = at.offsets_at;
     e.view.positions_at[d] = at.positions_at;
     e.view.weights_at[d] = at.weights_at;
-    auto* offsets = e.image.at<uint32_t>(at.offsets_at);
-    auto* positions = e.image.at<uint32_t>(at.positions_at);
-    auto* weights = e.image.at<double>(at.weights_at);
-    uint32_t n = 0;
-    offsets[0] = 0;
-    for (uint32_t k = 0; k < c.count(); ++k) {
-      const auto pos = m.positions_of(c.representative[k]);
-      const auto w = m.weights_of(c.representative[k]);
-      std::copy(pos.begin(), pos.end(), positions + n);
-      std::copy(w.begin(), w.end(), weights + n);
-      n += static_cast<uint32_t>(pos.size());
-      offsets[k + 1] = n;
-    }
+    ByteImage::CsrFill lists(e.image, at);
+    for (const uint32_t r : c.representative) lists.add_row(m.positions_of(r), m.weights_of(r));
   }
   return e;
 }

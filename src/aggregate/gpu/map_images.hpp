@@ -4,8 +4,10 @@
 // 1's class map and phase 2's expansion map of two-phase aggregation
 // (target_classes.hpp), each with the view (device_map.hpp) that says where
 // its arrays sit. Plain C++: tested and timed without a GPU.
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <vector>
 
 #include "device_map.hpp"
@@ -44,6 +46,36 @@ struct ByteImage {
   Csr allocate_csr(size_t rows, size_t entries) {
     return {allocate<uint32_t>(rows + 1), allocate<uint32_t>(entries), allocate<double>(entries)};
   }
+  // Fills lists allocated by allocate_csr, row after row: add() each entry
+  // of a row, then end_row(); or a whole row at once with add_row().
+  // Valid until the image grows again.
+  class CsrFill {
+   public:
+    CsrFill(ByteImage& image, const Csr& at)
+        : offsets_(image.at<uint32_t>(at.offsets_at)),
+          positions_(image.at<uint32_t>(at.positions_at)),
+          weights_(image.at<double>(at.weights_at)) {
+      offsets_[0] = 0;
+    }
+    void add(uint32_t position, double weight) {
+      positions_[n_] = position;
+      weights_[n_] = weight;
+      ++n_;
+    }
+    void end_row() { offsets_[++rows_] = n_; }
+    void add_row(std::span<const uint32_t> positions, std::span<const double> weights) {
+      std::copy(positions.begin(), positions.end(), positions_ + n_);
+      std::copy(weights.begin(), weights.end(), weights_ + n_);
+      n_ += static_cast<uint32_t>(positions.size());
+      end_row();
+    }
+
+   private:
+    uint32_t* offsets_;
+    uint32_t* positions_;
+    double* weights_;
+    uint32_t n_ = 0, rows_ = 0;
+  };
 };
 
 // The aggregation kernel's map: the query's (direct) or the class map (phase
