@@ -75,16 +75,22 @@ TEST(RelevantPages, TheSampleOfPagesAgreesWithTheFullPass) {
         const bool skips = std::find(pages.begin(), pages.end(), 0) != pages.end();
         const bool worth = gpu::worth_listing_pages(map, facts, kStep);
         SCOPED_TRACE("seed " + std::to_string(seed) + " pages of " + std::to_string(page_size));
-        if (pages.empty()) EXPECT_FALSE(worth) << "no dimension can rule a page out";
+        if (pages.empty()) {
+          EXPECT_FALSE(worth) << "no dimension can rule a page out";
+        }
         if (facts.page_count() <= 8 * kStep) {
           EXPECT_EQ(worth, !pages.empty());
           continue;
         }
         ++sampled;
-        if (worth) EXPECT_TRUE(skips) << "the sample found a page to skip that the full pass keeps";
+        if (worth) {
+          EXPECT_TRUE(skips) << "the sample found a page to skip that the full pass keeps";
+        }
         size_t run = 0, longest = 0;
         for (uint8_t p : pages) longest = std::max(longest, run = p ? 0 : run + 1);
-        if (longest >= kStep) EXPECT_TRUE(worth) << "the sample missed a run of " << longest << " pages to skip";
+        if (longest >= kStep) {
+          EXPECT_TRUE(worth) << "the sample missed a run of " << longest << " pages to skip";
+        }
         listed += worth;
       }
     }

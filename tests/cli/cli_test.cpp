@@ -225,7 +225,8 @@ TEST_F(Cli, BenchComparesEachEngineWithTheFirst) {
     const size_t last = line.rfind('|', line.size() - 2);
     return line.substr(last + 2, line.size() - last - 4);
   };
-  const Outcome two = run("bench --kind machines --scale 0.0002 --engines cpu-serial,cpu-parallel --queries M2,M3 --repeat 1");
+  const Outcome two =
+      run("bench --kind machines --scale 0.0002 --engines cpu-serial,cpu-parallel --queries M2,M3 --repeat 1");
   ASSERT_EQ(two.status, 0) << two.err;
   EXPECT_EQ(agrees_column(two.out, "| M3 | cpu-serial |"), "reference") << two.out;
   EXPECT_EQ(agrees_column(two.out, "| M3 | cpu-parallel |"), "yes") << two.out;

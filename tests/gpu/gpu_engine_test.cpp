@@ -395,7 +395,8 @@ TEST(GpuEngine, TwoPhaseCountsFactsAndClassTuplePairs) {
         const uint32_t b = map.codec().decode(cube.facts.keys()[i], d);
         const auto pos = m.positions_of(b);
         const auto w = m.weights_of(b);
-        const auto list = std::make_pair(std::vector<uint32_t>(pos.begin(), pos.end()), std::vector<double>(w.begin(), w.end()));
+        const auto list =
+            std::make_pair(std::vector<uint32_t>(pos.begin(), pos.end()), std::vector<double>(w.begin(), w.end()));
         tuple.push_back(class_ids[d].emplace(list, static_cast<uint32_t>(class_ids[d].size())).first->second);
         fan_out *= pos.size();
       }

@@ -261,7 +261,9 @@ void launch_count_expansions(const TargetTable& tuples, int fields, const Expand
   const int grid = static_cast<int>(std::clamp<uint64_t>((tuples.targets + 255) / 256, 1, 4096));
   switch (fields) {
     case kSumFields: count_expansions<kSumFields><<<grid, 256, 0, stream>>>(tuples, map, cells, counts); break;
-    case kSumCountFields: count_expansions<kSumCountFields><<<grid, 256, 0, stream>>>(tuples, map, cells, counts); break;
+    case kSumCountFields:
+      count_expansions<kSumCountFields><<<grid, 256, 0, stream>>>(tuples, map, cells, counts);
+      break;
     case kMinFields: count_expansions<kMinFields><<<grid, 256, 0, stream>>>(tuples, map, cells, counts); break;
     case kMinMaxFields: count_expansions<kMinMaxFields><<<grid, 256, 0, stream>>>(tuples, map, cells, counts); break;
     default: count_expansions<kMaxFields><<<grid, 256, 0, stream>>>(tuples, map, cells, counts); break;

@@ -69,7 +69,8 @@ class HostSteps {
  public:
   void step(const char* name) {
     const auto now = std::chrono::steady_clock::now();
-    if (count_ < kMost) steps_[count_++] = {name, std::chrono::duration_cast<std::chrono::microseconds>(now - last_).count()};
+    const auto us = std::chrono::duration_cast<std::chrono::microseconds>(now - last_).count();
+    if (count_ < kMost) steps_[count_++] = {name, us};
     last_ = now;
   }
   std::string said() const {
@@ -168,8 +169,9 @@ __global__ void finish_cells(const Cell* cells, uint64_t n, Aggregate a, double*
 }
 
 // A store of one copy per target (a shared store's flush, phase 2's dense
-// store, a one-phase dense store of one copy) is read by the compaction itself: slot x holds target first + x,
-// and its value and whether it has one need no merge of copies first.
+// store, a one-phase dense store of one copy) is read by the compaction
+// itself: slot x holds target first + x, and its value and whether it has
+// one need no merge of copies first.
 struct OneCopyValue {
   TargetTable t;
   Aggregate a;

@@ -111,7 +111,8 @@ MapImage class_map_image(const AggregationMap& map, const TargetClasses& classes
   std::vector<size_t> walked;
   for (size_t d = 0; d < classes.dims.size(); ++d) {
     const auto& of = classes.dims[d].class_of_base;
-    const auto relevant = static_cast<size_t>(std::count_if(of.begin(), of.end(), [](uint32_t c) { return c != kNoClass; }));
+    const auto relevant =
+        static_cast<size_t>(std::count_if(of.begin(), of.end(), [](uint32_t c) { return c != kNoClass; }));
     // One class over every base is a total: left out.
     if (classes.dims[d].count() <= 1 && relevant == of.size()) continue;
     const int a = m.view.dims++;

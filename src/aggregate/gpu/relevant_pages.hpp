@@ -42,7 +42,8 @@ std::vector<uint8_t> relevant_pages(const AggregationMap& map, const Pages& page
   const std::vector<size_t> restrictive = relevant_pages_detail::restrictive_dimensions(map);
   if (restrictive.empty()) return {};
   std::vector<uint8_t> relevant(pages.page_count());
-  for (size_t p = 0; p < relevant.size(); ++p) relevant[p] = relevant_pages_detail::may_hold(map, restrictive, pages, p);
+  for (size_t p = 0; p < relevant.size(); ++p)
+    relevant[p] = relevant_pages_detail::may_hold(map, restrictive, pages, p);
   return relevant;
 }
 
