@@ -1,7 +1,8 @@
 #pragma once
-// How `auto` chooses the kernel over the facts (issue 5): cheap statistics of
-// the query, taken from a sample of the facts, and a cost per unit of work
-// of each kernel, calibrated once on the user's GPU by `gpuolap calibrate`.
+// How `auto` chooses the kernel over the facts and the copies of each target
+// (issue 5): cheap statistics of the query, taken from a sample of the facts,
+// a cost per unit of work of each kernel, and a slot budget per global store,
+// calibrated once on the user's GPU by `gpuolap calibrate`.
 //
 // The kernels' work (gpu engine, --kernel):
 //   source     a thread per cell walks its targets: a warp takes as many
@@ -57,6 +58,17 @@ struct KernelCosts {
   // (the H100 host's 16 threads).
   double gpu_fixed = 0.21e-3;
   double cpu_per_contribution = 2.44e-9;
+  // Copies of each target in a global store (the thesis' parallel hash
+  // functions, --phf 0): the store's slot budget over the area's targets
+  // (model_copies). A hot target's updates serialise on its slot, so copies
+  // pay while an area is small; past the budget the extra slots cost more
+  // than the contention they spread (likely hash probes and a longer merge,
+  // dense copies falling out of the L2; not measured apart). `gpuolap
+  // calibrate` fits both budgets by timing the copies on its queries
+  // (fit_slot_budget); the defaults are what it measured on an H100 at
+  // scale 0.1 (bench/results/h100-copies-model-2026-11-22.md).
+  double hash_slot_budget = 131072;
+  double dense_slot_budget = 16777216;
 };
 
 // The costs `auto` uses: from the calibration file when there is one (and
@@ -81,6 +93,37 @@ double cpu_looks(const AggregationMap& map, uint64_t cells);
 // Whether the CPU answers (cpu_looks at the calibrated cost per
 // contribution) before the GPU has paid its fixed cost.
 bool cpu_answers_first(const AggregationMap& map, uint64_t cells, const KernelCosts& c);
+
+// Copies of each target for a slot budget: the budget over the targets,
+// rounded down to a power of two in [1, kMaxCopies].
+constexpr unsigned kMaxCopies = 64;
+unsigned copies_for_budget(double slot_budget, uint64_t targets);
+
+// The copies `auto` gives each target of a global store. A dense store has
+// at most kMaxDenseSlots slots (targets x copies), so its budget is capped
+// there: copies never push an area that fits with one copy out of it.
+constexpr uint64_t kMaxDenseSlots = uint64_t{1} << 27;
+enum class GlobalStoreKind { hash, dense };
+unsigned model_copies(const KernelCosts& c, GlobalStoreKind store, uint64_t targets);
+double slot_budget(const KernelCosts& c, GlobalStoreKind store);
+
+// One timed run of a copies study (calibrate, bench --copies-sweep): a
+// query's area, the copies its store had, and its time.
+struct CopiesRun {
+  std::string query;
+  uint64_t targets = 0;
+  unsigned copies = 1;
+  double seconds = 0;
+};
+
+// The slot budget, a power of two, under which the model's copies lose
+// least to the fastest copies timed for each query (the mean over queries of
+// their time ratio, the regret). Of equally good budgets, the middle one.
+struct SlotBudgetFit {
+  double budget = 0;
+  double mean_regret = 0;
+};
+SlotBudgetFit fit_slot_budget(const std::vector<CopiesRun>& runs);
 
 struct KernelPrediction {
   std::string kernel;  // source, work-list, cdp, hybrid

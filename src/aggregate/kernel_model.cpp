@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "gpuolap/error.hpp"
@@ -117,6 +118,11 @@ KernelCosts load_kernel_costs(const std::string& gpu_name, std::string* source) 
     c.gpu_fixed = j.at("gpu_fixed_s").get<double>();
     c.cpu_per_contribution = j.at("cpu_per_contribution_s").get<double>();
     if (!(c.gpu_fixed >= 0) || !(c.cpu_per_contribution > 0)) throw std::runtime_error("the CPU and GPU fixed costs are not times");
+    c.hash_slot_budget = j.at("hash_slot_budget").get<double>();
+    c.dense_slot_budget = j.at("dense_slot_budget").get<double>();
+    if (!(c.hash_slot_budget >= 1) || !(c.dense_slot_budget >= 1) || !std::isfinite(c.hash_slot_budget) ||
+        !std::isfinite(c.dense_slot_budget))
+      throw std::runtime_error("the slot budgets are not counts of slots");
     say(fmt::format("costs calibrated on this GPU ({})", path));
     return c;
   } catch (const std::exception& e) {
@@ -132,6 +138,8 @@ void save_kernel_costs(const KernelCosts& c, const std::string& path) {
   for (int i = 0; i < 5; ++i) j[kFields[i]] = *field(copy, i);
   j["gpu_fixed_s"] = c.gpu_fixed;
   j["cpu_per_contribution_s"] = c.cpu_per_contribution;
+  j["hash_slot_budget"] = c.hash_slot_budget;
+  j["dense_slot_budget"] = c.dense_slot_budget;
   const std::filesystem::path p(path);
   std::error_code ec;
   if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
@@ -165,6 +173,60 @@ double cpu_looks(const AggregationMap& map, uint64_t cells) {
 
 bool cpu_answers_first(const AggregationMap& map, uint64_t cells, const KernelCosts& c) {
   return cpu_looks(map, cells) * c.cpu_per_contribution < c.gpu_fixed;
+}
+
+unsigned copies_for_budget(double slot_budget, uint64_t targets) {
+  const double share = slot_budget / static_cast<double>(std::max<uint64_t>(targets, 1));
+  unsigned copies = 1;
+  while (copies < kMaxCopies && 2.0 * copies <= share) copies *= 2;
+  return copies;
+}
+
+double slot_budget(const KernelCosts& c, GlobalStoreKind store) {
+  return store == GlobalStoreKind::hash ? c.hash_slot_budget
+                                    : std::min(c.dense_slot_budget, static_cast<double>(kMaxDenseSlots));
+}
+
+unsigned model_copies(const KernelCosts& c, GlobalStoreKind store, uint64_t targets) {
+  return copies_for_budget(slot_budget(c, store), targets);
+}
+
+SlotBudgetFit fit_slot_budget(const std::vector<CopiesRun>& runs) {
+  // Each query's runs by copies, and its fastest time.
+  std::map<std::string, std::map<unsigned, double>> by_query;
+  std::map<std::string, uint64_t> targets;
+  for (const CopiesRun& r : runs) {
+    auto [it, fresh] = by_query[r.query].emplace(r.copies, r.seconds);
+    if (!fresh) it->second = std::min(it->second, r.seconds);
+    targets[r.query] = r.targets;
+  }
+  if (by_query.empty()) return {};
+  // The time of the copies the budget gives, or of the nearest timed ones.
+  const auto time_of = [](const std::map<unsigned, double>& times, unsigned copies) {
+    auto it = times.lower_bound(copies);
+    if (it == times.end()) return std::prev(it)->second;
+    if (it->first != copies && it != times.begin() && copies - std::prev(it)->first < it->first - copies)
+      return std::prev(it)->second;
+    return it->second;
+  };
+  // Budgets past 2^40 slots give every area the most copies, as 2^40 does.
+  constexpr int kMaxLog = 40;
+  std::vector<double> regret(kMaxLog + 1, 0.0);
+  for (int k = 0; k <= kMaxLog; ++k) {
+    for (const auto& [query, times] : by_query) {
+      double fastest = 1e300;
+      for (const auto& [copies, t] : times) fastest = std::min(fastest, t);
+      const double t = time_of(times, copies_for_budget(std::ldexp(1.0, k), targets[query]));
+      regret[k] += fastest > 0 ? t / fastest : 1.0;
+    }
+    regret[k] /= static_cast<double>(by_query.size());
+  }
+  const double best = *std::min_element(regret.begin(), regret.end());
+  std::vector<int> ties;
+  for (int k = 0; k <= kMaxLog; ++k)
+    if (regret[k] <= best * (1 + 1e-12)) ties.push_back(k);
+  const int k = ties[ties.size() / 2];
+  return {std::ldexp(1.0, k), regret[k]};
 }
 
 std::vector<KernelPrediction> predict_kernels(const FanOutStats& s, const KernelCosts& c) {

@@ -2,7 +2,8 @@
 // timed per engine. Prints a markdown table: median time over --repeat runs
 // after one warm-up, facts and contributions per second, the target store's
 // updates (gpu rows: counted in one more, untimed run; thesis table 5.2), and
-// whether every engine agreed with the first one listed.
+// whether every engine agreed with the first one listed. --sweep,
+// --pair-kernels and --copies-sweep add rows of the gpu engine's variants.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -11,12 +12,14 @@
 #include <ctime>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <thread>
 
 #include "commands.hpp"
 #include "gpuolap/aggregation_map.hpp"
 #include "gpuolap/error.hpp"
 #include "gpuolap/generate.hpp"
+#include "gpuolap/kernel_model.hpp"
 #include "device_info.hpp"
 #include "gpuolap/result_check.hpp"
 #include "gpuolap/self_check.hpp"
@@ -64,6 +67,7 @@ struct Contender {
   std::string label;
   std::string engine;
   GpuOptions gpu;
+  bool copies_study = false;  // a row of --copies-sweep (gpu.variant, gpu.phf: 0 is the model's)
 };
 
 std::vector<Contender> contenders(const BenchOptions& o) {
@@ -87,6 +91,22 @@ std::vector<Contender> contenders(const BenchOptions& o) {
       g.preagg = preagg;
       out.push_back({fmt::format("gpu two-phase/{}", preagg), e, g});
     }
+  }
+  if (o.copies_sweep) {
+    // The thesis' parallel hash functions: the one-phase source kernel
+    // without pre-aggregation, so the copies alone spread the contention.
+    for (const char* variant : {"hash", "dense"})
+      for (int phf : {1, 2, 4, 8, 16, 32, 64, 0}) {
+        GpuOptions g = o.gpu;
+        g.variant = variant;
+        g.preagg = "none";
+        g.phf = phf;
+        g.two_phase = "off";
+        g.kernel = "source";
+        out.push_back({phf ? fmt::format("gpu {}/none/phf {}", variant, phf)
+                           : fmt::format("gpu {}/none/phf model", variant),
+                       "gpu", g, true});
+      }
   }
   if (o.pair_kernels) {
     // Thesis tables 5.5-5.8: the CDP kernel with a dynamic or fixed child
@@ -144,6 +164,11 @@ int run_bench(const BenchOptions& o) {
                              gpu.device_name, bandwidth / 1e12);
   std::cout << '\n';
 
+  // --copies-sweep: each store's timed copies over every query (to fit the
+  // slot budget they are best under), and per query the model's pick.
+  const KernelCosts costs = load_kernel_costs(gpu.device_name);
+  std::map<std::string, std::vector<CopiesRun>> copies_runs;
+  std::string copies_table;
   bool all_agree = true;
   for (const std::string& kind : kinds) {
     auto t = Clock::now();
@@ -175,6 +200,7 @@ int run_bench(const BenchOptions& o) {
       // given); its regret is its time over the fastest gpu row's.
       double asked_ms = 0, best_ms = 0;
       std::string asked_label, best_label;
+      std::map<std::string, double> model_ms;  // --copies-sweep: per store, the run at the model's copies
       for (size_t e = 0; e < rows.size(); ++e) {
         EngineChoice choice = make_engine(rows[e].engine, cube.facts.size(), rows[e].gpu);
         AreaResult result;
@@ -225,6 +251,11 @@ int run_bench(const BenchOptions& o) {
             static_cast<double>(cube.facts.size()) / ms / 1e3, static_cast<double>(shape.contributions) / ms / 1e3,
             updates, e > 0 ? (agrees ? "yes" : "**NO**") : rows.size() > 1 ? "reference" : "—");
         std::cout.flush();
+        if (rows[e].copies_study && rows[e].gpu.phf > 0)
+          copies_runs[rows[e].gpu.variant].push_back(
+              {nq.name, map.target_count(), static_cast<unsigned>(rows[e].gpu.phf), ms / 1e3});
+        else if (rows[e].copies_study)
+          model_ms[rows[e].gpu.variant] = ms;
         if (is_gpu(rows[e].engine)) {
           if (asked_label.empty()) {
             asked_label = rows[e].label;
@@ -245,6 +276,18 @@ int run_bench(const BenchOptions& o) {
                                  timed_plan, stages);
         }
       }
+      for (const auto& [store, ms_model] : model_ms) {
+        const CopiesRun* fastest = nullptr;
+        for (const CopiesRun& r : copies_runs[store])
+          if (r.query == nq.name && (!fastest || r.seconds < fastest->seconds)) fastest = &r;
+        if (!fastest) continue;
+        const unsigned copies =
+            model_copies(costs, store == "hash" ? GlobalStoreKind::hash : GlobalStoreKind::dense, map.target_count());
+        const double fastest_ms = std::min(fastest->seconds * 1e3, ms_model);
+        copies_table += fmt::format("| {} | {} | {} | {} | {:.3f} | {} | {:.3f} | {:.2f} |\n", nq.name, store,
+                                    map.target_count(), copies, ms_model, fastest->copies, fastest->seconds * 1e3,
+                                    ms_model / fastest_ms);
+      }
       if (!best_label.empty() && rows.size() > 1)
         regrets += fmt::format("| {} | {} | {:.3f} | {} | {:.3f} | {:.2f} |\n", nq.name, asked_label, asked_ms,
                                best_label, best_ms, asked_ms / best_ms);
@@ -253,6 +296,22 @@ int run_bench(const BenchOptions& o) {
       std::cout << "\n| query | as asked | ms | fastest gpu row | ms | regret |\n|---|---|---:|---|---:|---:|\n"
                 << regrets;
     std::cout << '\n' << details << '\n';
+  }
+  if (!copies_table.empty()) {
+    std::cout << "## Copies per target (the thesis' parallel hash functions): the model's against the fastest\n\n"
+                 "One-phase source kernel, no pre-aggregation; regret = the model's time / the fastest of its row and "
+                 "1, 2, 4, ..., 64 copies.\n\n"
+                 "| query | store | targets | model's copies | ms | fastest copies | ms | regret |\n"
+                 "|---|---|---:|---:|---:|---:|---:|---:|\n"
+              << copies_table << '\n';
+    for (const auto& [store, runs] : copies_runs) {
+      const GlobalStoreKind g = store == "hash" ? GlobalStoreKind::hash : GlobalStoreKind::dense;
+      const SlotBudgetFit fit = fit_slot_budget(runs);
+      std::cout << fmt::format("- {} store: the model's slot budget {:.0f}; the budget these runs are best under {:.0f} "
+                               "(mean regret {:.2f})\n",
+                               store, slot_budget(costs, g), fit.budget, fit.mean_regret);
+    }
+    std::cout << '\n';
   }
   if (!all_agree) {
     std::cerr << "gpuolap bench: engines disagree (see the table)\n";

@@ -6,7 +6,9 @@
 // children have almost nothing to do), M2 (228 targets per fact) and M3
 // (2 or 1,001: uneven). Each cost is a least-squares fit through the origin
 // of the stage time, less the cost of reading the cells, over its unit of
-// work (warp steps, pairs, launches).
+// work (warp steps, pairs, launches). The copies of each target in a global
+// store (the thesis' parallel hash functions) come from a slot budget per
+// store, the one whose copies lose least on the Machines and Biker queries.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -43,6 +45,40 @@ double aggregate_seconds(Engine& engine, const FactTable& facts, const Aggregati
     best = std::min(best, stage_seconds(engine.stages(), "aggregate"));
   }
   return best;
+}
+
+// The copies study (kernel_model.hpp): each query's whole time, the fastest
+// of `repeat` runs after a warm-up, under the one-phase source kernel
+// without pre-aggregation at 1, 2, 4, ..., 64 copies of each target in the
+// store `variant`; printed as a table row per query.
+std::vector<CopiesRun> time_copies(const GeneratedCube& cube, const std::string& variant, int repeat) {
+  using Clock = std::chrono::steady_clock;
+  std::vector<CopiesRun> runs;
+  for (const NamedQuery& nq : cube.queries) {
+    const AreaQuery q = parse_query_json(cube.schema, nq.json, nq.name);
+    const AggregationMap map(cube.schema, q);
+    std::string row = fmt::format("| {} | {} | {} |", nq.name, map.target_count(), variant);
+    for (unsigned copies = 1; copies <= kMaxCopies; copies *= 2) {
+      GpuOptions g;
+      g.kernel = "source";
+      g.two_phase = "off";
+      g.preagg = "none";
+      g.variant = variant;
+      g.phf = static_cast<int>(copies);
+      auto engine = make_engine("gpu", cube.facts.size(), g).engine;
+      engine->run(cube.facts, map, q);
+      double best = 1e30;
+      for (int r = 0; r < repeat; ++r) {
+        const auto t = Clock::now();
+        engine->run(cube.facts, map, q);
+        best = std::min(best, std::chrono::duration<double>(Clock::now() - t).count());
+      }
+      runs.push_back({nq.name, map.target_count(), copies, best});
+      row += fmt::format(" {:.3f} |", best * 1e3);
+    }
+    std::cout << row << '\n';
+  }
+  return runs;
 }
 
 // Least squares through the origin: the cost per unit of x.
@@ -147,6 +183,30 @@ int run_calibrate(const CalibrateOptions& o) {
     costs.cpu_per_contribution = std::max(cpu_per_fact, 1e-12);  // M1: one contribution per fact
     std::cout << fmt::format("\nGPU query on the {}-fact demo cube: {:.3f} ms; cpu-parallel: {:.2f} ns per fact\n",
                              tiny.facts.size(), gpu_fixed * 1e3, cpu_per_fact * 1e9);
+  }
+
+  // The slot budgets: the copies study on the Machines and Biker cubes
+  // (areas of 1 to 874,437 targets). At a hundredth of the thesis' Biker
+  // cube B3's best copies were 2 where at full size they are 8 (H100): the
+  // Biker cube is studied at the calibration's scale, 28 M facts by default.
+  {
+    GeneratedCube biker = [&] {
+      Progress progress("generating biker");
+      return generate_cube("biker", o.scale, o.seed, progress.callback());
+    }();
+    std::cout << fmt::format("\nCopies per target (ms, whole query; Biker cube at scale {}, {} facts):\n\n",
+                             o.scale, biker.facts.size())
+              << "| query | targets | store | 1 | 2 | 4 | 8 | 16 | 32 | 64 |\n"
+                 "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n";
+    for (const char* variant : {"hash", "dense"}) {
+      std::vector<CopiesRun> runs = time_copies(cube, variant, o.repeat);
+      const std::vector<CopiesRun> more = time_copies(biker, variant, o.repeat);
+      runs.insert(runs.end(), more.begin(), more.end());
+      const SlotBudgetFit fit = fit_slot_budget(runs);
+      (std::string(variant) == "hash" ? costs.hash_slot_budget : costs.dense_slot_budget) = fit.budget;
+      std::cout << fmt::format("- {} store: slot budget {:.0f} (mean regret {:.3f} over these queries)\n", variant,
+                               fit.budget, fit.mean_regret);
+    }
   }
 
   std::cout << fmt::format(

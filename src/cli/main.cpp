@@ -128,6 +128,10 @@ int main(int argc, char** argv) {
               "gpu: also time the kernels that give each (fact, target) pair a thread: the work list, the CDP kernel "
               "(dynamic or fixed child grid, with or without synchronisation every 2048 pages) and the hybrid, beside "
               "the source kernel, without and with strided pre-aggregation (thesis tables 5.5-5.8)");
+  b->add_flag("--copies-sweep", bench.copies_sweep,
+              "gpu: also time the one-phase source kernel without pre-aggregation under the hash and dense stores at "
+              "1, 2, 4, ..., 64 copies per target (the thesis' parallel hash functions) and at the copies the cost "
+              "model picks, and list the model's pick against the fastest");
 
   SelfCheckOptions check;
   auto* sc = app.add_subcommand("selfcheck", "Compare an engine with cpu-serial on random cubes, on this machine");

@@ -5,6 +5,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "gpuolap/formats.hpp"
 #include "gpuolap/generate.hpp"
@@ -101,6 +102,56 @@ TEST(KernelModel, TheCpuAnswersFirstOnlyWhereTheWorkIsSmall) {
   EXPECT_TRUE(decide("M3", 100));
 }
 
+// Copies of each target: the slot budget over the area, a power of two in
+// [1, 64]; a dense store's budget stops at its slot limit.
+TEST(KernelModel, CopiesAreTheSlotBudgetOverTheArea) {
+  EXPECT_EQ(copies_for_budget(4096, 1), 64u);
+  EXPECT_EQ(copies_for_budget(4096, 228), 16u);  // 17.96
+  EXPECT_EQ(copies_for_budget(4096, 2048), 2u);
+  EXPECT_EQ(copies_for_budget(4096, 2049), 1u);
+  EXPECT_EQ(copies_for_budget(4096, 17460), 1u);
+  EXPECT_EQ(copies_for_budget(4096, 0), 64u);
+  EXPECT_EQ(copies_for_budget(4194304, 874437), 4u);
+  KernelCosts c;
+  c.hash_slot_budget = 0x1p40;
+  c.dense_slot_budget = 0x1p40;
+  EXPECT_EQ(model_copies(c, GlobalStoreKind::hash, uint64_t{1} << 26), 64u);
+  EXPECT_EQ(model_copies(c, GlobalStoreKind::dense, uint64_t{1} << 26), 2u);
+  EXPECT_EQ(model_copies(c, GlobalStoreKind::dense, kMaxDenseSlots), 1u);
+  EXPECT_DOUBLE_EQ(slot_budget(c, GlobalStoreKind::dense), static_cast<double>(kMaxDenseSlots));
+}
+
+// The fitted budget gives each query its fastest copies where one budget
+// can; the middle of the budgets that do, so neither edge is a guess.
+TEST(KernelModel, TheSlotBudgetFitsTheFastestCopies) {
+  std::vector<CopiesRun> runs;
+  // One target: the more copies the faster. 1,000 targets: one copy.
+  for (unsigned c = 1; c <= 64; c *= 2) {
+    runs.push_back({"one", 1, c, 1.0 / c});
+    runs.push_back({"wide", 1000, c, 1.0 + 0.1 * c});
+  }
+  SlotBudgetFit fit = fit_slot_budget(runs);
+  EXPECT_DOUBLE_EQ(fit.mean_regret, 1.0);
+  EXPECT_EQ(copies_for_budget(fit.budget, 1), 64u);
+  EXPECT_EQ(copies_for_budget(fit.budget, 1000), 1u);
+  // Budgets 64 to 1,024 serve both (2^6 .. 2^10): the middle is 2^8.
+  EXPECT_DOUBLE_EQ(fit.budget, 256);
+
+  // Where no budget serves every query, the fit weighs what each loses: a
+  // query wanting 4 copies of 5,000 targets (3x slower otherwise) against
+  // one of 1,000 targets that loses a little per copy (1 % each).
+  runs.clear();
+  for (unsigned c = 1; c <= 64; c *= 2) {
+    runs.push_back({"one", 1, c, 1.0 / c});
+    runs.push_back({"wide", 1000, c, 1.0 + 0.01 * c});
+    runs.push_back({"mid", 5000, c, c == 4 ? 1.0 : 3.0});
+  }
+  fit = fit_slot_budget(runs);
+  EXPECT_DOUBLE_EQ(fit.budget, 32768);  // mid: 6.6 -> 4 copies; wide: 32
+  EXPECT_NEAR(fit.mean_regret, (1.0 + 1.32 / 1.01 + 1.0) / 3, 1e-9);
+  EXPECT_TRUE(fit_slot_budget({}).budget == 0);
+}
+
 TEST(KernelModel, CalibrationsAreKeptPerGpuAndBadFilesFallBackToDefaults) {
   const auto dir = testing::fresh_test_path("model");
   const std::string path = (dir / "sub" / "calibration.json").string();
@@ -113,14 +164,28 @@ TEST(KernelModel, CalibrationsAreKeptPerGpuAndBadFilesFallBackToDefaults) {
   measured.gpu = "GPU X";
   measured.per_pair = 1.25e-10;
   measured.gpu_fixed = 0.5e-3;
+  measured.hash_slot_budget = 512;
+  measured.dense_slot_budget = 65536;
   save_kernel_costs(measured, path);
   const KernelCosts back = load_kernel_costs("GPU X", &source);
   EXPECT_DOUBLE_EQ(back.per_pair, 1.25e-10);
   EXPECT_DOUBLE_EQ(back.gpu_fixed, 0.5e-3);
+  EXPECT_DOUBLE_EQ(back.hash_slot_budget, 512);
+  EXPECT_DOUBLE_EQ(back.dense_slot_budget, 65536);
   EXPECT_NE(source.find("calibrated"), std::string::npos) << source;
 
   EXPECT_EQ(load_kernel_costs("GPU Y", &source).per_pair, KernelCosts{}.per_pair);
   EXPECT_NE(source.find("GPU X"), std::string::npos) << source;
+
+  // A calibration from before the slot budgets is calibrated again.
+  {
+    std::ifstream in(path);
+    nlohmann::json j = nlohmann::json::parse(in);
+    j.erase("hash_slot_budget");
+    std::ofstream(path) << j.dump();
+  }
+  EXPECT_EQ(load_kernel_costs("GPU X", &source).hash_slot_budget, KernelCosts{}.hash_slot_budget);
+  EXPECT_NE(source.find("hash_slot_budget"), std::string::npos) << source;
 
   std::ofstream(path) << "{\"gpu\": \"GPU X\", \"per_cell_s\": -1}";
   EXPECT_EQ(load_kernel_costs("GPU X", &source).per_pair, KernelCosts{}.per_pair);

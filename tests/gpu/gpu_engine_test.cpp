@@ -11,13 +11,16 @@
 #include <tuple>
 
 #include "cpu_engines.hpp"
+#include "device_info.hpp"
 #include "gpuolap/error.hpp"
 #include "gpuolap/fact_store.hpp"
 #include "gpuolap/formats.hpp"
 #include "gpuolap/generate.hpp"
+#include "gpuolap/kernel_model.hpp"
 #include "gpuolap/random_cube.hpp"
 #include "gpuolap/result_check.hpp"
 #include "gpuolap/self_check.hpp"
+#include "support/test_path.hpp"
 
 namespace gpuolap {
 namespace {
@@ -450,6 +453,39 @@ TEST(GpuEngine, StageTimesAreTakenOnlyWhenAsked) {
   gpu.engine->time_stages(false);
   gpu.engine->run(cube.facts, map, q);
   EXPECT_TRUE(gpu.engine->stages().empty());
+}
+
+// Under --phf 0 the copies of each target in a global store come from the
+// slot budgets calibrated for this GPU (kernel_model.hpp), and the plan
+// says so; the answers stay exact whatever the copies.
+TEST(GpuEngine, CopiesFollowTheCalibratedSlotBudgets) {
+  const GeneratedCube cube = generate_machines(0.001, 3, {});
+  const std::string path = (testing::fresh_test_path("gpu-copies") / "calibration.json").string();
+  ASSERT_EQ(setenv("GPUOLAP_CALIBRATION", path.c_str(), 1), 0);
+  KernelCosts costs;
+  costs.gpu = gpu_status().device_name;
+  costs.hash_slot_budget = 8;
+  costs.dense_slot_budget = 4096;
+  save_kernel_costs(costs, path);
+  for (const char* variant : {"hash", "dense"})
+    for (const NamedQuery& nq : cube.queries) {
+      const AreaQuery q = parse_query_json(cube.schema, nq.json, nq.name);
+      const AggregationMap map(cube.schema, q);
+      GpuOptions g;
+      g.variant = variant;
+      g.two_phase = "off";
+      g.kernel = "source";
+      g.preagg = "none";
+      const std::vector<std::string> plans =
+          expect_configs_match(cube.facts, map, q, CpuSerialEngine().run(cube.facts, map, q), {g}, nq.name);
+      ASSERT_EQ(plans.size(), 1u);
+      const GlobalStoreKind kind = std::string(variant) == "hash" ? GlobalStoreKind::hash : GlobalStoreKind::dense;
+      const std::string says = "copies " + std::to_string(model_copies(costs, kind, map.target_count())) +
+                               " (model: slot budget " + (kind == GlobalStoreKind::hash ? "8" : "4096") + " over " +
+                               std::to_string(map.target_count()) + " targets)";
+      EXPECT_NE(plans[0].find(says), std::string::npos) << nq.name << " " << variant << ": " << plans[0];
+    }
+  unsetenv("GPUOLAP_CALIBRATION");
 }
 
 // An area whose store does not fit the memory allowed is aggregated in

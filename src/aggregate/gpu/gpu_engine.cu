@@ -485,6 +485,8 @@ class GpuEngine final : public Engine {
   // no room for a block of the kernel).
   StagePlan plan_for(KernelKind kernel, int block, uint64_t targets, int fields, bool dense_only,
                      const MapImage& map, bool allow_shared = true) const;
+  // Why the plan has its copies, for the plan text ("" when --phf gave them).
+  std::string copies_origin(const StagePlan& plan, uint64_t targets) const;
   // The kernels over one input (the resident cells or those added since).
   void launch_work_list_segments(const StagePlan& plan, const KernelInput& in, const DeviceMap& map, int fields,
                                  const TargetTable& t);
@@ -596,16 +598,12 @@ GpuEngine::StagePlan GpuEngine::plan_for(KernelKind kernel, int block, uint64_t 
   const bool lean = map.is_lean();
   StagePlan p{};
   p.kernel = kernel;
-  // Copies of each target (the thesis' parallel hash functions): enough to
-  // spread few hot targets over many slots, one for large areas.
-  // Facts are sorted, so at any moment the grid works on neighbouring cells
-  // that hit few targets: dense stores get copies until the area spans some
-  // 4 M slots (measured on M3's 27,968 class tuples: 1 copy took 12 ms).
+  // Copies of each target (the thesis' parallel hash functions): the cost
+  // model's slot budget of each global store over the area (kernel_model.hpp),
+  // so few hot targets spread over many slots and large areas get one.
   const uint64_t area = std::max<uint64_t>(targets, 1);
-  p.copies = options_.phf > 0 ? static_cast<unsigned>(options_.phf)
-                              : static_cast<unsigned>(std::clamp<uint64_t>(4096 / area, 1, 64));
-  const unsigned dense_copies =
-      options_.phf > 0 ? p.copies : static_cast<unsigned>(std::clamp<uint64_t>((uint64_t{1} << 22) / area, 1, 32));
+  p.copies = options_.phf > 0 ? static_cast<unsigned>(options_.phf) : model_copies(costs_, GlobalStoreKind::hash, area);
+  const unsigned dense_copies = options_.phf > 0 ? p.copies : model_copies(costs_, GlobalStoreKind::dense, area);
   const size_t shared_limit = props_.sharedMemPerBlockOptin - 1024;
   const uint64_t replica_bytes = shared_store_bytes(fields, area);
   // CDP children are grids of their own: they cannot share a parent block's
@@ -621,7 +619,7 @@ GpuEngine::StagePlan GpuEngine::plan_for(KernelKind kernel, int block, uint64_t 
       options_.phf > 0 ? std::min<uint64_t>(options_.phf, shared_limit / std::max<uint64_t>(replica_bytes, 1))
                        : (48 * 1024) / std::max<uint64_t>(replica_bytes, 1),
       1, warps));
-  const bool dense_fits = targets * dense_copies <= (uint64_t{1} << 27);
+  const bool dense_fits = targets * dense_copies <= kMaxDenseSlots;
   if (options_.variant == "shared" || (options_.variant == "auto" && shared_fits)) {
     if (!shared_fits)
       throw InputError(text("gpu engine: variant shared needs ", shared_store_bytes(fields, targets),
@@ -632,7 +630,7 @@ GpuEngine::StagePlan GpuEngine::plan_for(KernelKind kernel, int block, uint64_t 
   } else if (options_.variant == "dense" || (options_.variant == "auto" && dense_fits) || dense_only) {
     if (!dense_fits)
       throw InputError(text("gpu engine: variant dense needs ", targets * dense_copies, " slots for ", targets,
-                            " targets x ", dense_copies, " copies; at most 2^27"));
+                            " targets x ", dense_copies, " copies; at most ", kMaxDenseSlots));
     p.store = StoreKind::dense;
     p.copies = dense_copies;
   } else {
@@ -703,6 +701,19 @@ GpuEngine::StagePlan GpuEngine::plan_for(KernelKind kernel, int block, uint64_t 
                           "and store (registers or shared memory); choose a smaller --block"));
   p.grid = options_.grid > 0 ? options_.grid : std::max(1, p.resident) * props_.multiProcessorCount;
   return p;
+}
+
+std::string GpuEngine::copies_origin(const StagePlan& plan, uint64_t targets) const {
+  if (options_.phf > 0) return {};
+  switch (plan.store) {
+    case StoreKind::shared: return " (replicas: up to one per warp within 48 KB)";
+    case StoreKind::hash:
+      return text(" (model: slot budget ", static_cast<uint64_t>(slot_budget(costs_, GlobalStoreKind::hash)), " over ",
+                  targets, " targets)");
+    default:
+      return text(" (model: slot budget ", static_cast<uint64_t>(slot_budget(costs_, GlobalStoreKind::dense)), " over ",
+                  targets, " targets)");
+  }
 }
 
 AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, const AreaQuery& query) {
@@ -871,7 +882,7 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
   // most 2^22 of them), then the (tuple, target) pairs of phase 2.
   uint64_t updates = 0;
   uint64_t contributions = 0;
-  const StoreKind final_store = two_phase ? (targets <= (uint64_t{1} << 27) ? StoreKind::dense : StoreKind::hash)
+  const StoreKind final_store = two_phase ? (targets <= kMaxDenseSlots ? StoreKind::dense : StoreKind::hash)
                                           : plan.store;
   TargetTable tuples{};  // phase 1's store
   ExpandImage expand;
@@ -1023,7 +1034,7 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
                 update.kind == CubeUpdate::resident ? std::string() : text(" (", update.cells, " cells)"), ", ",
                 cube_.size(), " resident + ", cube_.added_size(), " added cells in ", cube_.bytes() / 1e6,
                 " MB of device memory; ", expand_plan, kernel_plan, ", store ", store_name(plan.store), ", copies ",
-                plan.copies, ", preagg ", preagg_name(plan.preagg), ", prefilter ", compact ? "compact" : "fused",
+                plan.copies, copies_origin(plan, first_targets), ", preagg ", preagg_name(plan.preagg), ", prefilter ", compact ? "compact" : "fused",
                 pages_skipped > 0 ? text(" (", pages_skipped, " of ", cube_.page_count(), " pages skipped)")
                                   : std::string(),
                 ", grid ", plan.grid, " x ", plan.block, " threads",
