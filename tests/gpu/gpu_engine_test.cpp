@@ -329,6 +329,7 @@ TEST(GpuEngine, WritesPatchTheDeviceCopyAndAnswersStayExact) {
 // Without pre-aggregation the one-phase kernel updates the store once per
 // (fact, target) contribution; pre-aggregation only removes updates.
 TEST(GpuEngine, CountsTheTargetStoresUpdates) {
+  size_t chunked = 0;
   for (uint64_t seed = 1; seed <= 6; ++seed) {
     const RandomCube cube = random_cube(seed);
     std::mt19937_64 rng(seed);
@@ -344,6 +345,9 @@ TEST(GpuEngine, CountsTheTargetStoresUpdates) {
       }
       contributions += fan_out;
     }
+    // In chunks of the area (16 KiB of store), each pass counts only the
+    // updates of its own window.
+    for (double store_mb : {0.0, 16.0 / 1024})
     for (const char* kernel : {"source", "work-list", "cdp", "hybrid"})
     for (const char* preagg : {"none", "lane0", "stride", "match"}) {
       GpuOptions o;
@@ -351,6 +355,7 @@ TEST(GpuEngine, CountsTheTargetStoresUpdates) {
       o.two_phase = "off";
       o.kernel = kernel;
       o.preagg = preagg;
+      o.store_memory_mb = store_mb;
       if (std::string(kernel) == "cdp" || std::string(kernel) == "hybrid") {
         o.grid = 2;  // pages of 256 cells: many children
         o.block = 128;
@@ -359,8 +364,9 @@ TEST(GpuEngine, CountsTheTargetStoresUpdates) {
       ASSERT_TRUE(gpu.engine->count_target_updates(true));
       gpu.engine->run(cube.facts, map, q);
       const uint64_t updates = gpu.engine->last_target_updates();
+      chunked += gpu.engine->last_plan().find(" chunks of ") != std::string::npos;
       if (std::string(preagg) == "none") {
-        EXPECT_EQ(updates, contributions) << "seed " << seed << " " << kernel;
+        EXPECT_EQ(updates, contributions) << "seed " << seed << " " << kernel << " " << gpu.engine->last_plan();
       } else {
         EXPECT_LE(updates, contributions) << "seed " << seed << " " << kernel << " " << preagg;
         EXPECT_EQ(updates == 0, contributions == 0) << "seed " << seed << " " << kernel << " " << preagg;
@@ -370,6 +376,7 @@ TEST(GpuEngine, CountsTheTargetStoresUpdates) {
       EXPECT_EQ(gpu.engine->last_target_updates(), 0u);
     }
   }
+  EXPECT_GT(chunked, 0u) << "no run was chunked";
 }
 
 // Two-phase aggregation without pre-aggregation updates phase 1's store once

@@ -59,6 +59,11 @@ __device__ inline bool merge_dense_copies(const TargetTable& t, uint64_t x, Cell
   return any;
 }
 
+// Whether a target falls in the store's window of the area (a chunk's).
+__device__ __forceinline__ bool in_window(const TargetTable& t, uint64_t target) {
+  return target - t.first < t.targets;
+}
+
 // Adds the warp's updates to the count (all lanes call it together).
 __device__ __forceinline__ void count_updates(const TargetTable& t, bool adds) {
   if (!t.updates) return;
@@ -74,7 +79,8 @@ constexpr uint64_t kEmptyKey = ~0ull;
 template <Preagg P, int F, class Store>
 __device__ __forceinline__ void contribute(bool valid, uint64_t target, Part part, unsigned stride, Store& store,
                                            unsigned copy) {
-  const bool adds = warp_preaggregate<P, F>(valid, target, part, stride);
+  // A target of another chunk's window is no update of this store's.
+  const bool adds = warp_preaggregate<P, F>(valid, target, part, stride) && in_window(store.t, target);
   if (adds) store.template add<F>(target, copy, part);
   count_updates(store.t, adds);
 }

@@ -92,8 +92,9 @@ __global__ void lean_run_kernel(KernelInput in, LeanMap map, Store store) {
         ends = static_cast<int>(lane) == first;  // the merged runs write once
       }
     }
-    if (ends) store.template add<F>(run_target, copy, out);
-    count_updates(store.t, ends);
+    const bool adds = ends && in_window(store.t, run_target);  // not another chunk's
+    if (adds) store.template add<F>(run_target, copy, out);
+    count_updates(store.t, adds);
   };
 
   // A warp's share: a contiguous range of the cells, or of the listed
