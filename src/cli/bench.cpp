@@ -13,6 +13,8 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
+#include <tuple>
 #include <thread>
 
 #include "commands.hpp"
@@ -142,6 +144,29 @@ std::vector<Contender> contenders(const BenchOptions& o) {
 
 bool is_gpu(const std::string& engine) { return engine.rfind("gpu", 0) == 0; }
 
+constexpr int kRegretRuns = 15;
+
+// Median times (ms) of two rows' engines on one query, timed in turns after
+// a warm-up each, so that both see the same state of the machine.
+std::pair<double, double> time_in_turns(const Contender& a, const Contender& b, const FactTable& facts,
+                                        const AggregationMap& map, const AreaQuery& query, int runs) {
+  using Clock = std::chrono::steady_clock;
+  EngineChoice first = make_engine(a.engine, facts.size(), a.gpu);
+  EngineChoice second = make_engine(b.engine, facts.size(), b.gpu);
+  first.engine->run(facts, map, query);
+  second.engine->run(facts, map, query);
+  std::vector<double> ta, tb;
+  for (int r = 0; r < runs; ++r)
+    for (auto [engine, times] : {std::pair{first.engine.get(), &ta}, std::pair{second.engine.get(), &tb}}) {
+      const auto t = Clock::now();
+      engine->run(facts, map, query);
+      times->push_back(std::chrono::duration<double, std::milli>(Clock::now() - t).count());
+    }
+  std::sort(ta.begin(), ta.end());
+  std::sort(tb.begin(), tb.end());
+  return {ta[ta.size() / 2], tb[tb.size() / 2]};
+}
+
 }  // namespace
 
 int run_bench(const BenchOptions& o) {
@@ -199,7 +224,7 @@ int run_bench(const BenchOptions& o) {
       // The first gpu row is the engine as asked (auto, unless knobs were
       // given); its regret is its time over the fastest gpu row's.
       double asked_ms = 0, best_ms = 0;
-      std::string asked_label, best_label;
+      std::optional<size_t> asked_row, best_row;
       std::map<std::string, double> model_ms;  // --copies-sweep: per store, the run at the model's copies
       for (size_t e = 0; e < rows.size(); ++e) {
         EngineChoice choice = make_engine(rows[e].engine, cube.facts.size(), rows[e].gpu);
@@ -257,12 +282,12 @@ int run_bench(const BenchOptions& o) {
         else if (rows[e].copies_study)
           model_ms[rows[e].gpu.variant] = ms;
         if (is_gpu(rows[e].engine)) {
-          if (asked_label.empty()) {
-            asked_label = rows[e].label;
+          if (!asked_row) {
+            asked_row = e;
             asked_ms = ms;
           }
-          if (best_label.empty() || ms < best_ms) {
-            best_label = rows[e].label;
+          if (!best_row || ms < best_ms) {
+            best_row = e;
             best_ms = ms;
           }
         }
@@ -288,12 +313,22 @@ int run_bench(const BenchOptions& o) {
                                     map.target_count(), copies, ms_model, fastest->copies, fastest->seconds * 1e3,
                                     ms_model / fastest_ms);
       }
-      if (!best_label.empty() && rows.size() > 1)
-        regrets += fmt::format("| {} | {} | {:.3f} | {} | {:.3f} | {:.2f} |\n", nq.name, asked_label, asked_ms,
-                               best_label, best_ms, asked_ms / best_ms);
+      if (best_row && rows.size() > 1) {
+        // The fastest of many noisy medians is biased low (runs of one plan
+        // under two labels differed by 10 % at --repeat 3): the row as asked
+        // and the fastest are timed again, in turns, for the regret.
+        if (*best_row != *asked_row)
+          std::tie(asked_ms, best_ms) = time_in_turns(rows[*asked_row], rows[*best_row], cube.facts, map, query,
+                                                      std::max(o.repeat, kRegretRuns));
+        regrets += fmt::format("| {} | {} | {:.3f} | {} | {:.3f} | {:.2f} |\n", nq.name, rows[*asked_row].label,
+                               asked_ms, rows[*best_row].label, best_ms, asked_ms / best_ms);
+      }
     }
     if (!regrets.empty())
-      std::cout << "\n| query | as asked | ms | fastest gpu row | ms | regret |\n|---|---|---:|---|---:|---:|\n"
+      std::cout << fmt::format("\nRegret: the row as asked against the fastest gpu row, the two timed again in "
+                               "turns (median of {} runs each).\n",
+                               std::max(o.repeat, kRegretRuns))
+                << "\n| query | as asked | ms | fastest gpu row | ms | regret |\n|---|---|---:|---|---:|---:|\n"
                 << regrets;
     std::cout << '\n' << details << '\n';
   }
