@@ -97,7 +97,7 @@ bool cpu_answers_first(const AggregationMap& map, uint64_t cells, const KernelCo
 // Copies of each target for a slot budget: the budget over the targets,
 // rounded down to a power of two in [1, kMaxCopies].
 constexpr unsigned kMaxCopies = 64;
-unsigned copies_for_budget(double slot_budget, uint64_t targets);
+unsigned copies_for_budget(double budget, uint64_t targets);
 
 // The copies `auto` gives each target of a global store. A dense store has
 // at most kMaxDenseSlots slots (targets x copies), so its budget is capped
@@ -118,7 +118,9 @@ struct CopiesRun {
 
 // The slot budget, a power of two, under which the model's copies lose
 // least to the fastest copies timed for each query (the mean over queries of
-// their time ratio, the regret). Of equally good budgets, the middle one.
+// their time ratio, the regret). Of equally good budgets, the middle one
+// (the upper of two), searched up to the budget that gives the widest timed
+// area kMaxCopies copies.
 struct SlotBudgetFit {
   double budget = 0;
   double mean_regret = 0;

@@ -118,12 +118,18 @@ KernelCosts load_kernel_costs(const std::string& gpu_name, std::string* source) 
     c.gpu_fixed = j.at("gpu_fixed_s").get<double>();
     c.cpu_per_contribution = j.at("cpu_per_contribution_s").get<double>();
     if (!(c.gpu_fixed >= 0) || !(c.cpu_per_contribution > 0)) throw std::runtime_error("the CPU and GPU fixed costs are not times");
-    c.hash_slot_budget = j.at("hash_slot_budget").get<double>();
-    c.dense_slot_budget = j.at("dense_slot_budget").get<double>();
-    if (!(c.hash_slot_budget >= 1) || !(c.dense_slot_budget >= 1) || !std::isfinite(c.hash_slot_budget) ||
-        !std::isfinite(c.dense_slot_budget))
-      throw std::runtime_error("the slot budgets are not counts of slots");
-    say(fmt::format("costs calibrated on this GPU ({})", path));
+    // A calibration from before the slot budgets keeps its kernel costs and
+    // takes the default budgets.
+    const bool has_budgets = j.contains("hash_slot_budget") || j.contains("dense_slot_budget");
+    if (has_budgets) {
+      c.hash_slot_budget = j.at("hash_slot_budget").get<double>();
+      c.dense_slot_budget = j.at("dense_slot_budget").get<double>();
+      if (!(c.hash_slot_budget >= 1) || !(c.dense_slot_budget >= 1) || !std::isfinite(c.hash_slot_budget) ||
+          !std::isfinite(c.dense_slot_budget))
+        throw std::runtime_error("the slot budgets are not counts of slots");
+    }
+    say(fmt::format("costs calibrated on this GPU ({}){}", path,
+                    has_budgets ? "" : "; default slot budgets (calibrated before them: run `gpuolap calibrate` again)"));
     return c;
   } catch (const std::exception& e) {
     say(fmt::format("default costs: {} is unreadable ({}); run `gpuolap calibrate` again", path, e.what()));
@@ -175,8 +181,8 @@ bool cpu_answers_first(const AggregationMap& map, uint64_t cells, const KernelCo
   return cpu_looks(map, cells) * c.cpu_per_contribution < c.gpu_fixed;
 }
 
-unsigned copies_for_budget(double slot_budget, uint64_t targets) {
-  const double share = slot_budget / static_cast<double>(std::max<uint64_t>(targets, 1));
+unsigned copies_for_budget(double budget, uint64_t targets) {
+  const double share = budget / static_cast<double>(std::max<uint64_t>(targets, 1));
   unsigned copies = 1;
   while (copies < kMaxCopies && 2.0 * copies <= share) copies *= 2;
   return copies;
@@ -195,10 +201,12 @@ SlotBudgetFit fit_slot_budget(const std::vector<CopiesRun>& runs) {
   // Each query's runs by copies, and its fastest time.
   std::map<std::string, std::map<unsigned, double>> by_query;
   std::map<std::string, uint64_t> targets;
+  uint64_t widest = 1;
   for (const CopiesRun& r : runs) {
     auto [it, fresh] = by_query[r.query].emplace(r.copies, r.seconds);
     if (!fresh) it->second = std::min(it->second, r.seconds);
     targets[r.query] = r.targets;
+    widest = std::max(widest, r.targets);
   }
   if (by_query.empty()) return {};
   // The time of the copies the budget gives, or of the nearest timed ones.
@@ -209,10 +217,12 @@ SlotBudgetFit fit_slot_budget(const std::vector<CopiesRun>& runs) {
       return std::prev(it)->second;
     return it->second;
   };
-  // Budgets past 2^40 slots give every area the most copies, as 2^40 does.
-  constexpr int kMaxLog = 40;
-  std::vector<double> regret(kMaxLog + 1, 0.0);
-  for (int k = 0; k <= kMaxLog; ++k) {
+  // Past the widest area's kMaxCopies copies every budget gives every
+  // timed query the same copies: the search stops there, so that a tie up
+  // to that edge does not reach for budgets nothing was measured under.
+  const int max_log = static_cast<int>(std::ceil(std::log2(static_cast<double>(widest) * kMaxCopies)));
+  std::vector<double> regret(max_log + 1, 0.0);
+  for (int k = 0; k <= max_log; ++k) {
     for (const auto& [query, times] : by_query) {
       double fastest = 1e300;
       for (const auto& [copies, t] : times) fastest = std::min(fastest, t);
@@ -223,7 +233,7 @@ SlotBudgetFit fit_slot_budget(const std::vector<CopiesRun>& runs) {
   }
   const double best = *std::min_element(regret.begin(), regret.end());
   std::vector<int> ties;
-  for (int k = 0; k <= kMaxLog; ++k)
+  for (int k = 0; k <= max_log; ++k)
     if (regret[k] <= best * (1 + 1e-12)) ties.push_back(k);
   const int k = ties[ties.size() / 2];
   return {std::ldexp(1.0, k), regret[k]};

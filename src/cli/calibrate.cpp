@@ -1,7 +1,8 @@
 // `gpuolap calibrate`: measures, on this machine's GPU, what each kernel over
 // the facts costs per unit of work (kernel_model.hpp), and stores it where
-// the gpu engine's `auto` reads it. Times are the engine's own `aggregate`
-// stage (CUDA events), the fastest of --repeat runs after a warm-up, on the
+// the gpu engine's `auto` reads it. Kernel times are the engine's own
+// `aggregate` stage (CUDA events; the copies study below times whole
+// queries), the fastest of --repeat runs after a warm-up, on the
 // Machines cube: M1 (one target per fact: the cost of a CDP launch, whose
 // children have almost nothing to do), M2 (228 targets per fact) and M3
 // (2 or 1,001: uneven). Each cost is a least-squares fit through the origin
@@ -198,15 +199,18 @@ int run_calibrate(const CalibrateOptions& o) {
                              o.scale, biker.facts.size())
               << "| query | targets | store | 1 | 2 | 4 | 8 | 16 | 32 | 64 |\n"
                  "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n";
-    for (const char* variant : {"hash", "dense"}) {
-      std::vector<CopiesRun> runs = time_copies(cube, variant, o.repeat);
-      const std::vector<CopiesRun> more = time_copies(biker, variant, o.repeat);
+    std::string fits;
+    for (const GlobalStoreKind store : {GlobalStoreKind::hash, GlobalStoreKind::dense}) {
+      const bool hash = store == GlobalStoreKind::hash;
+      std::vector<CopiesRun> runs = time_copies(cube, hash ? "hash" : "dense", o.repeat);
+      const std::vector<CopiesRun> more = time_copies(biker, hash ? "hash" : "dense", o.repeat);
       runs.insert(runs.end(), more.begin(), more.end());
       const SlotBudgetFit fit = fit_slot_budget(runs);
-      (std::string(variant) == "hash" ? costs.hash_slot_budget : costs.dense_slot_budget) = fit.budget;
-      std::cout << fmt::format("- {} store: slot budget {:.0f} (mean regret {:.3f} over these queries)\n", variant,
-                               fit.budget, fit.mean_regret);
+      (hash ? costs.hash_slot_budget : costs.dense_slot_budget) = fit.budget;
+      fits += fmt::format("- {} store: slot budget {:.0f} (mean regret {:.3f} over these queries)\n",
+                          hash ? "hash" : "dense", slot_budget(costs, store), fit.mean_regret);
     }
+    std::cout << '\n' << fits;
   }
 
   std::cout << fmt::format(

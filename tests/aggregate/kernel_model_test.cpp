@@ -122,7 +122,8 @@ TEST(KernelModel, CopiesAreTheSlotBudgetOverTheArea) {
 }
 
 // The fitted budget gives each query its fastest copies where one budget
-// can; the middle of the budgets that do, so neither edge is a guess.
+// can; the middle of the budgets that do, within those that change any
+// timed query's copies.
 TEST(KernelModel, TheSlotBudgetFitsTheFastestCopies) {
   std::vector<CopiesRun> runs;
   // One target: the more copies the faster. 1,000 targets: one copy.
@@ -136,6 +137,18 @@ TEST(KernelModel, TheSlotBudgetFitsTheFastestCopies) {
   EXPECT_EQ(copies_for_budget(fit.budget, 1000), 1u);
   // Budgets 64 to 1,024 serve both (2^6 .. 2^10): the middle is 2^8.
   EXPECT_DOUBLE_EQ(fit.budget, 256);
+
+  // Where every query wants the most copies, budgets from 100 x 64 up serve
+  // them all; the search stops at the first that gives the widest area 64
+  // (2^13), instead of reaching for budgets far past anything timed.
+  runs.clear();
+  for (unsigned c = 1; c <= 64; c *= 2) {
+    runs.push_back({"one", 1, c, 1.0 / c});
+    runs.push_back({"hundred", 100, c, 1.0 / c});
+  }
+  fit = fit_slot_budget(runs);
+  EXPECT_DOUBLE_EQ(fit.budget, 8192);
+  EXPECT_DOUBLE_EQ(fit.mean_regret, 1.0);
 
   // Where no budget serves every query, the fit weighs what each loses: a
   // query wanting 4 copies of 5,000 targets (3x slower otherwise) against
@@ -177,15 +190,20 @@ TEST(KernelModel, CalibrationsAreKeptPerGpuAndBadFilesFallBackToDefaults) {
   EXPECT_EQ(load_kernel_costs("GPU Y", &source).per_pair, KernelCosts{}.per_pair);
   EXPECT_NE(source.find("GPU X"), std::string::npos) << source;
 
-  // A calibration from before the slot budgets is calibrated again.
-  {
-    std::ifstream in(path);
-    nlohmann::json j = nlohmann::json::parse(in);
-    j.erase("hash_slot_budget");
-    std::ofstream(path) << j.dump();
-  }
-  EXPECT_EQ(load_kernel_costs("GPU X", &source).hash_slot_budget, KernelCosts{}.hash_slot_budget);
-  EXPECT_NE(source.find("hash_slot_budget"), std::string::npos) << source;
+  // A calibration from before the slot budgets keeps its kernel costs and
+  // takes the default budgets; one budget without the other is unreadable.
+  nlohmann::json j = nlohmann::json::parse(std::ifstream(path));
+  j.erase("hash_slot_budget");
+  std::ofstream(path) << j.dump();
+  EXPECT_NE(load_kernel_costs("GPU X", &source).hash_slot_budget, 512);
+  EXPECT_NE(source.find("unreadable"), std::string::npos) << source;
+  j.erase("dense_slot_budget");
+  std::ofstream(path) << j.dump();
+  const KernelCosts old = load_kernel_costs("GPU X", &source);
+  EXPECT_DOUBLE_EQ(old.per_pair, 1.25e-10);
+  EXPECT_EQ(old.hash_slot_budget, KernelCosts{}.hash_slot_budget);
+  EXPECT_EQ(old.dense_slot_budget, KernelCosts{}.dense_slot_budget);
+  EXPECT_NE(source.find("default slot budgets"), std::string::npos) << source;
 
   std::ofstream(path) << "{\"gpu\": \"GPU X\", \"per_cell_s\": -1}";
   EXPECT_EQ(load_kernel_costs("GPU X", &source).per_pair, KernelCosts{}.per_pair);

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <cstdlib>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <set>
 #include <tuple>
 
@@ -465,10 +467,30 @@ TEST(GpuEngine, StageTimesAreTakenOnlyWhenAsked) {
 // Under --phf 0 the copies of each target in a global store come from the
 // slot budgets calibrated for this GPU (kernel_model.hpp), and the plan
 // says so; the answers stay exact whatever the copies.
+// Points GPUOLAP_CALIBRATION at a file while it lives, then puts back what
+// was there (scripts may set it for the whole run).
+class CalibrationFileInUse {
+ public:
+  explicit CalibrationFileInUse(const std::string& path) {
+    if (const char* old = std::getenv(kVariable)) old_ = old;
+    setenv(kVariable, path.c_str(), 1);
+  }
+  ~CalibrationFileInUse() {
+    if (old_) setenv(kVariable, old_->c_str(), 1);
+    else unsetenv(kVariable);
+  }
+  CalibrationFileInUse(const CalibrationFileInUse&) = delete;
+  CalibrationFileInUse& operator=(const CalibrationFileInUse&) = delete;
+
+ private:
+  static constexpr const char* kVariable = "GPUOLAP_CALIBRATION";
+  std::optional<std::string> old_;
+};
+
 TEST(GpuEngine, CopiesFollowTheCalibratedSlotBudgets) {
   const GeneratedCube cube = generate_machines(0.001, 3, {});
   const std::string path = (testing::fresh_test_path("gpu-copies") / "calibration.json").string();
-  ASSERT_EQ(setenv("GPUOLAP_CALIBRATION", path.c_str(), 1), 0);
+  const CalibrationFileInUse in_use(path);
   KernelCosts costs;
   costs.gpu = gpu_status().device_name;
   costs.hash_slot_budget = 8;
@@ -492,7 +514,6 @@ TEST(GpuEngine, CopiesFollowTheCalibratedSlotBudgets) {
                                std::to_string(map.target_count()) + " targets)";
       EXPECT_NE(plans[0].find(says), std::string::npos) << nq.name << " " << variant << ": " << plans[0];
     }
-  unsetenv("GPUOLAP_CALIBRATION");
 }
 
 // An area whose store does not fit the memory allowed is aggregated in
