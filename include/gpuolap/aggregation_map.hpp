@@ -45,6 +45,16 @@ class AggregationMap {
   uint64_t target_count() const { return target_count_; }
   // Positions of a target number, one per dimension.
   std::vector<uint32_t> positions(uint64_t target) const;
+  // Targets a cell key reaches: the product of its bases' list lengths (0
+  // for a cell outside the area).
+  uint64_t fan_out(uint64_t key) const {
+    uint64_t n = 1;
+    for (size_t d = 0; d < dims_.size() && n > 0; ++d) {
+      const uint32_t b = codec_.decode(key, d);
+      n *= dims_[d].offsets[b + 1] - dims_[d].offsets[b];
+    }
+    return n;
+  }
   // The same map with every weight replaced by its magnitude.
   AggregationMap with_absolute_weights() const;
 

@@ -38,13 +38,7 @@ FanOutStats sample_fan_out(const FactTable& facts, const AggregationMap& map, si
     for (uint64_t i = 0; i < count; ++i) {
       const uint64_t at = first + i;
       if (!has_value(values[at])) continue;
-      double n = 1;
-      for (size_t d = 0; d < map.dimension_count() && n > 0; ++d) {
-        const DimensionMap& dm = map.dimension(d);
-        const uint32_t b = map.codec().decode(keys[at], d);
-        n *= dm.offsets[b + 1] - dm.offsets[b];
-      }
-      fan_outs[i] = n;
+      fan_outs[i] = static_cast<double>(map.fan_out(keys[at]));
     }
     for (uint64_t page = 0; page < count; page += FanOutStats::kPageCells) {
       const uint64_t end = std::min(count, page + FanOutStats::kPageCells);

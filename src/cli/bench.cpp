@@ -43,11 +43,7 @@ QueryShape shape_of(const FactTable& facts, const AggregationMap& map, size_t me
   const auto values = facts.values(measure);
   for (size_t i = 0; i < keys.size(); ++i) {
     if (!has_value(values[i])) continue;
-    uint64_t fan_out = 1;
-    for (size_t d = 0; d < map.dimension_count() && fan_out; ++d) {
-      const uint32_t b = map.codec().decode(keys[i], d);
-      fan_out *= map.dimension(d).offsets[b + 1] - map.dimension(d).offsets[b];
-    }
+    const uint64_t fan_out = map.fan_out(keys[i]);
     if (fan_out) {
       ++s.relevant;
       s.contributions += fan_out;

@@ -35,11 +35,7 @@ TEST(KernelModel, SmallTablesAreSampledWholeAndCountedExactly) {
   for (size_t w = 0; w < cube.facts.size(); w += 32) {
     double widest = 0;
     for (size_t i = w; i < std::min(cube.facts.size(), w + 32); ++i) {
-      double n = 1;
-      for (size_t d = 0; d < map.dimension_count(); ++d) {
-        const uint32_t b = map.codec().decode(cube.facts.keys()[i], d);
-        n *= map.dimension(d).offsets[b + 1] - map.dimension(d).offsets[b];
-      }
+      const auto n = static_cast<double>(map.fan_out(cube.facts.keys()[i]));
       pairs += n;
       relevant += n > 0;
       widest = std::max(widest, n);

@@ -9,6 +9,7 @@
 #include "cpu_engines.hpp"
 #include "gpuolap/error.hpp"
 #include "gpuolap/formats.hpp"
+#include "gpuolap/random_cube.hpp"
 
 namespace gpuolap {
 namespace {
@@ -127,6 +128,27 @@ TEST(Semantics, WeightsThatOverflowWhenComposedAreRefused) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("the weight of 'a' under 'q' overflows to inf"), std::string::npos) << e.what();
   }
+}
+
+// A cell's fan-out, the product of its bases' list lengths, is the number
+// of targets the map visits for it (0 for a cell outside the area).
+TEST(Semantics, FanOutIsTheNumberOfTargetsACellReaches) {
+  uint64_t outside = 0, inside = 0;
+  for (uint64_t seed = 1; seed <= 8; ++seed) {
+    const RandomCube cube = random_cube(seed);
+    std::mt19937_64 rng(seed);
+    for (int q = 0; q < 4; ++q) {
+      const AggregationMap map(cube.schema, random_query(rng, cube.schema));
+      for (uint64_t key : cube.facts.keys()) {
+        uint64_t visited = 0;
+        map.for_each_target(key, [&](uint64_t, double) { ++visited; });
+        EXPECT_EQ(map.fan_out(key), visited) << "seed " << seed << " query " << q << " key " << key;
+        (visited ? inside : outside) += 1;
+      }
+    }
+  }
+  EXPECT_GT(inside, 0u);
+  EXPECT_GT(outside, 0u);
 }
 
 }  // namespace

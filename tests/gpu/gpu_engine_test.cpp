@@ -338,15 +338,8 @@ TEST(GpuEngine, CountsTheTargetStoresUpdates) {
     const AreaQuery q = random_query(rng, cube.schema);
     const AggregationMap map(cube.schema, q);
     uint64_t contributions = 0;
-    for (size_t i = 0; i < cube.facts.size(); ++i) {
-      if (!has_value(cube.facts.values(q.measure)[i])) continue;
-      uint64_t fan_out = 1;
-      for (size_t d = 0; d < map.dimension_count(); ++d) {
-        const uint32_t b = map.codec().decode(cube.facts.keys()[i], d);
-        fan_out *= map.dimension(d).offsets[b + 1] - map.dimension(d).offsets[b];
-      }
-      contributions += fan_out;
-    }
+    for (size_t i = 0; i < cube.facts.size(); ++i)
+      if (has_value(cube.facts.values(q.measure)[i])) contributions += map.fan_out(cube.facts.keys()[i]);
     // In chunks of the area (16 KiB of store), each pass counts only the
     // updates of its own window.
     for (double store_mb : {0.0, 16.0 / 1024})
