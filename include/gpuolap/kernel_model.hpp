@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "gpuolap/aggregation_map.hpp"
+#include "gpuolap/engine.hpp"
 #include "gpuolap/fact_table.hpp"
 
 namespace gpuolap {
@@ -106,6 +107,12 @@ constexpr uint64_t kMaxDenseSlots = uint64_t{1} << 27;
 enum class GlobalStoreKind { hash, dense };
 unsigned model_copies(const KernelCosts& c, GlobalStoreKind store, uint64_t targets);
 double slot_budget(const KernelCosts& c, GlobalStoreKind store);
+const char* store_name(GlobalStoreKind store);  // its --variant: hash, dense
+
+// What a copies study (calibrate, bench --copies-sweep) times: the one-phase
+// source kernel without pre-aggregation, so that the copies alone spread
+// the contention, in `store` with `copies` per target (0: the model's).
+GpuOptions copies_study_options(GpuOptions base, GlobalStoreKind store, int copies);
 
 // One timed run of a copies study (calibrate, bench --copies-sweep): a
 // query's area, the copies its store had, and its time.

@@ -123,7 +123,8 @@ KernelCosts load_kernel_costs(const std::string& gpu_name, std::string* source) 
         throw std::runtime_error("the slot budgets are not counts of slots");
     }
     say(fmt::format("costs calibrated on this GPU ({}){}", path,
-                    has_budgets ? "" : "; default slot budgets (calibrated before them: run `gpuolap calibrate` again)"));
+                    has_budgets ? ""
+                                : "; default slot budgets (calibrated before them: run `gpuolap calibrate` again)"));
     return c;
   } catch (const std::exception& e) {
     say(fmt::format("default costs: {} is unreadable ({}); run `gpuolap calibrate` again", path, e.what()));
@@ -189,6 +190,17 @@ double slot_budget(const KernelCosts& c, GlobalStoreKind store) {
 
 unsigned model_copies(const KernelCosts& c, GlobalStoreKind store, uint64_t targets) {
   return copies_for_budget(slot_budget(c, store), targets);
+}
+
+const char* store_name(GlobalStoreKind store) { return store == GlobalStoreKind::hash ? "hash" : "dense"; }
+
+GpuOptions copies_study_options(GpuOptions base, GlobalStoreKind store, int copies) {
+  base.kernel = "source";
+  base.two_phase = "off";
+  base.preagg = "none";
+  base.variant = store_name(store);
+  base.phf = copies;
+  return base;
 }
 
 SlotBudgetFit fit_slot_budget(const std::vector<CopiesRun>& runs) {

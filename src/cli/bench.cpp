@@ -65,7 +65,7 @@ struct Contender {
   std::string label;
   std::string engine;
   GpuOptions gpu;
-  bool copies_study = false;  // a row of --copies-sweep (gpu.variant, gpu.phf: 0 is the model's)
+  std::optional<GlobalStoreKind> copies_study = std::nullopt;  // a row of --copies-sweep (gpu.phf: 0 is the model's)
 };
 
 std::vector<Contender> contenders(const BenchOptions& o) {
@@ -91,20 +91,12 @@ std::vector<Contender> contenders(const BenchOptions& o) {
     }
   }
   if (o.copies_sweep) {
-    // The thesis' parallel hash functions: the one-phase source kernel
-    // without pre-aggregation, so the copies alone spread the contention.
-    for (const char* variant : {"hash", "dense"})
-      for (int phf : {1, 2, 4, 8, 16, 32, 64, 0}) {
-        GpuOptions g = o.gpu;
-        g.variant = variant;
-        g.preagg = "none";
-        g.phf = phf;
-        g.two_phase = "off";
-        g.kernel = "source";
-        out.push_back({phf ? fmt::format("gpu {}/none/phf {}", variant, phf)
-                           : fmt::format("gpu {}/none/phf model", variant),
-                       "gpu", g, true});
-      }
+    // The thesis' parallel hash functions (kernel_model.hpp).
+    for (const GlobalStoreKind store : {GlobalStoreKind::hash, GlobalStoreKind::dense})
+      for (int phf : {1, 2, 4, 8, 16, 32, 64, 0})
+        out.push_back({phf ? fmt::format("gpu {}/none/phf {}", store_name(store), phf)
+                           : fmt::format("gpu {}/none/phf model", store_name(store)),
+                       "gpu", copies_study_options(o.gpu, store, phf), store});
   }
   if (o.pair_kernels) {
     // Thesis tables 5.5-5.8: the CDP kernel with a dynamic or fixed child
@@ -190,7 +182,7 @@ int run_bench(const BenchOptions& o) {
   // --copies-sweep: each store's timed copies over every query (to fit the
   // slot budget they are best under), and per query the model's pick.
   const KernelCosts costs = load_kernel_costs(gpu.device_name);
-  std::map<std::string, std::vector<CopiesRun>> copies_runs;
+  std::map<GlobalStoreKind, std::vector<CopiesRun>> copies_runs;
   std::string copies_table;
   bool all_agree = true;
   for (const std::string& kind : kinds) {
@@ -223,7 +215,7 @@ int run_bench(const BenchOptions& o) {
       // given); its regret is its time over the fastest gpu row's.
       double asked_ms = 0, best_ms = 0;
       std::optional<size_t> asked_row, best_row;
-      std::map<std::string, double> model_ms;  // --copies-sweep: per store, the run at the model's copies
+      std::map<GlobalStoreKind, double> model_ms;  // --copies-sweep: per store, the run at the model's copies
       for (size_t e = 0; e < rows.size(); ++e) {
         EngineChoice choice = make_engine(rows[e].engine, cube.facts.size(), rows[e].gpu);
         AreaResult result;
@@ -275,10 +267,10 @@ int run_bench(const BenchOptions& o) {
             updates, e > 0 ? (agrees ? "yes" : "**NO**") : rows.size() > 1 ? "reference" : "—");
         std::cout.flush();
         if (rows[e].copies_study && rows[e].gpu.phf > 0)
-          copies_runs[rows[e].gpu.variant].push_back(
+          copies_runs[*rows[e].copies_study].push_back(
               {nq.name, map.target_count(), static_cast<unsigned>(rows[e].gpu.phf), ms / 1e3});
         else if (rows[e].copies_study)
-          model_ms[rows[e].gpu.variant] = ms;
+          model_ms[*rows[e].copies_study] = ms;
         if (is_gpu(rows[e].engine)) {
           if (!asked_row) {
             asked_row = e;
@@ -304,12 +296,11 @@ int run_bench(const BenchOptions& o) {
         for (const CopiesRun& r : copies_runs[store])
           if (r.query == nq.name && (!fastest || r.seconds < fastest->seconds)) fastest = &r;
         if (!fastest) continue;
-        const unsigned copies =
-            model_copies(costs, store == "hash" ? GlobalStoreKind::hash : GlobalStoreKind::dense, map.target_count());
+        const unsigned copies = model_copies(costs, store, map.target_count());
         const double fastest_ms = std::min(fastest->seconds * 1e3, ms_model);
-        copies_table += fmt::format("| {} | {} | {} | {} | {:.3f} | {} | {:.3f} | {:.2f} |\n", nq.name, store,
-                                    map.target_count(), copies, ms_model, fastest->copies, fastest->seconds * 1e3,
-                                    ms_model / fastest_ms);
+        copies_table += fmt::format("| {} | {} | {} | {} | {:.3f} | {} | {:.3f} | {:.2f} |\n", nq.name,
+                                    store_name(store), map.target_count(), copies, ms_model, fastest->copies,
+                                    fastest->seconds * 1e3, ms_model / fastest_ms);
       }
       if (best_row && rows.size() > 1) {
         // The fastest of many noisy medians is biased low (runs of one plan
@@ -338,11 +329,10 @@ int run_bench(const BenchOptions& o) {
                  "|---|---|---:|---:|---:|---:|---:|---:|\n"
               << copies_table << '\n';
     for (const auto& [store, runs] : copies_runs) {
-      const GlobalStoreKind g = store == "hash" ? GlobalStoreKind::hash : GlobalStoreKind::dense;
       const SlotBudgetFit fit = fit_slot_budget(runs);
-      std::cout << fmt::format("- {} store: the model's slot budget {:.0f}; the budget these runs are best under {:.0f} "
-                               "(mean regret {:.2f})\n",
-                               store, slot_budget(costs, g), fit.budget, fit.mean_regret);
+      std::cout << fmt::format("- {} store: the model's slot budget {:.0f}; the budget these runs are best under "
+                               "{:.0f} (mean regret {:.2f})\n",
+                               store_name(store), slot_budget(costs, store), fit.budget, fit.mean_regret);
     }
     std::cout << '\n';
   }

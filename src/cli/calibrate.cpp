@@ -49,23 +49,17 @@ double aggregate_seconds(Engine& engine, const FactTable& facts, const Aggregati
 }
 
 // The copies study (kernel_model.hpp): each query's whole time, the fastest
-// of `repeat` runs after a warm-up, under the one-phase source kernel
-// without pre-aggregation at 1, 2, 4, ..., 64 copies of each target in the
-// store `variant`; printed as a table row per query.
-std::vector<CopiesRun> time_copies(const GeneratedCube& cube, const std::string& variant, int repeat) {
+// of `repeat` runs after a warm-up, at 1, 2, 4, ..., 64 copies of each
+// target in `store`; printed as a table row per query.
+std::vector<CopiesRun> time_copies(const GeneratedCube& cube, GlobalStoreKind store, int repeat) {
   using Clock = std::chrono::steady_clock;
   std::vector<CopiesRun> runs;
   for (const NamedQuery& nq : cube.queries) {
     const AreaQuery q = parse_query_json(cube.schema, nq.json, nq.name);
     const AggregationMap map(cube.schema, q);
-    std::string row = fmt::format("| {} | {} | {} |", nq.name, map.target_count(), variant);
+    std::string row = fmt::format("| {} | {} | {} |", nq.name, map.target_count(), store_name(store));
     for (unsigned copies = 1; copies <= kMaxCopies; copies *= 2) {
-      GpuOptions g;
-      g.kernel = "source";
-      g.two_phase = "off";
-      g.preagg = "none";
-      g.variant = variant;
-      g.phf = static_cast<int>(copies);
+      const GpuOptions g = copies_study_options({}, store, static_cast<int>(copies));
       auto engine = make_engine("gpu", cube.facts.size(), g).engine;
       engine->run(cube.facts, map, q);
       double best = 1e30;
@@ -201,14 +195,13 @@ int run_calibrate(const CalibrateOptions& o) {
                  "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n";
     std::string fits;
     for (const GlobalStoreKind store : {GlobalStoreKind::hash, GlobalStoreKind::dense}) {
-      const bool hash = store == GlobalStoreKind::hash;
-      std::vector<CopiesRun> runs = time_copies(cube, hash ? "hash" : "dense", o.repeat);
-      const std::vector<CopiesRun> more = time_copies(biker, hash ? "hash" : "dense", o.repeat);
+      std::vector<CopiesRun> runs = time_copies(cube, store, o.repeat);
+      const std::vector<CopiesRun> more = time_copies(biker, store, o.repeat);
       runs.insert(runs.end(), more.begin(), more.end());
       const SlotBudgetFit fit = fit_slot_budget(runs);
-      (hash ? costs.hash_slot_budget : costs.dense_slot_budget) = fit.budget;
+      (store == GlobalStoreKind::hash ? costs.hash_slot_budget : costs.dense_slot_budget) = fit.budget;
       fits += fmt::format("- {} store: slot budget {:.0f} (mean regret {:.3f} over these queries)\n",
-                          hash ? "hash" : "dense", slot_budget(costs, store), fit.mean_regret);
+                          store_name(store), slot_budget(costs, store), fit.mean_regret);
     }
     std::cout << '\n' << fits;
   }

@@ -147,7 +147,8 @@ int main(int argc, char** argv) {
   CalibrateOptions calibrate;
   auto* cal = app.add_subcommand("calibrate",
                                  "Measure what each gpu kernel costs on this GPU, for `auto` to choose kernels by");
-  cal->add_option("--scale", calibrate.scale, "Scale of the Machines and Biker cubes it measures on")->capture_default_str();
+  cal->add_option("--scale", calibrate.scale, "Scale of the Machines and Biker cubes it measures on")
+      ->capture_default_str();
   cal->add_option("--seed", calibrate.seed, "Random seed")->capture_default_str();
   cal->add_option("--repeat", calibrate.repeat, "Timed runs per measurement (the fastest counts)")->capture_default_str();
   cal->add_option("--out", calibrate.out,

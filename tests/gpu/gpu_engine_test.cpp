@@ -489,23 +489,18 @@ TEST(GpuEngine, CopiesFollowTheCalibratedSlotBudgets) {
   costs.hash_slot_budget = 8;
   costs.dense_slot_budget = 4096;
   save_kernel_costs(costs, path);
-  for (const char* variant : {"hash", "dense"})
+  for (const GlobalStoreKind store : {GlobalStoreKind::hash, GlobalStoreKind::dense})
     for (const NamedQuery& nq : cube.queries) {
       const AreaQuery q = parse_query_json(cube.schema, nq.json, nq.name);
       const AggregationMap map(cube.schema, q);
-      GpuOptions g;
-      g.variant = variant;
-      g.two_phase = "off";
-      g.kernel = "source";
-      g.preagg = "none";
       const std::vector<std::string> plans =
-          expect_configs_match(cube.facts, map, q, CpuSerialEngine().run(cube.facts, map, q), {g}, nq.name);
+          expect_configs_match(cube.facts, map, q, CpuSerialEngine().run(cube.facts, map, q),
+                               {copies_study_options({}, store, 0)}, nq.name);
       ASSERT_EQ(plans.size(), 1u);
-      const GlobalStoreKind kind = std::string(variant) == "hash" ? GlobalStoreKind::hash : GlobalStoreKind::dense;
-      const std::string says = "copies " + std::to_string(model_copies(costs, kind, map.target_count())) +
-                               " (model: slot budget " + (kind == GlobalStoreKind::hash ? "8" : "4096") + " over " +
+      const std::string says = "copies " + std::to_string(model_copies(costs, store, map.target_count())) +
+                               " (model: slot budget " + (store == GlobalStoreKind::hash ? "8" : "4096") + " over " +
                                std::to_string(map.target_count()) + " targets)";
-      EXPECT_NE(plans[0].find(says), std::string::npos) << nq.name << " " << variant << ": " << plans[0];
+      EXPECT_NE(plans[0].find(says), std::string::npos) << nq.name << " " << store_name(store) << ": " << plans[0];
     }
 }
 

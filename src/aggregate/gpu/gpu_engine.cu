@@ -1034,7 +1034,8 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
                 update.kind == CubeUpdate::resident ? std::string() : text(" (", update.cells, " cells)"), ", ",
                 cube_.size(), " resident + ", cube_.added_size(), " added cells in ", cube_.bytes() / 1e6,
                 " MB of device memory; ", expand_plan, kernel_plan, ", store ", store_name(plan.store), ", copies ",
-                plan.copies, copies_origin(plan, first_targets), ", preagg ", preagg_name(plan.preagg), ", prefilter ", compact ? "compact" : "fused",
+                plan.copies, copies_origin(plan, first_targets), ", preagg ", preagg_name(plan.preagg), ", prefilter ",
+                compact ? "compact" : "fused",
                 pages_skipped > 0 ? text(" (", pages_skipped, " of ", cube_.page_count(), " pages skipped)")
                                   : std::string(),
                 ", grid ", plan.grid, " x ", plan.block, " threads",
