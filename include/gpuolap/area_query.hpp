@@ -22,4 +22,14 @@ struct AreaQuery {
   std::vector<std::vector<ElementId>> area;  // one non-empty list per dimension
 };
 
+// A target cell is numbered by its positions in the area's lists in mixed
+// radix, the first dimension most significant; these are its positions.
+std::vector<uint32_t> target_positions(const AreaQuery& query, uint64_t target);
+
+// The non-empty target cells of an area, ascending by target number.
+struct AreaResult {
+  std::vector<uint64_t> targets;
+  std::vector<double> values;  // the aggregate; counts are whole numbers
+};
+
 }  // namespace gpuolap

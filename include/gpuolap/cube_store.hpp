@@ -5,18 +5,12 @@
 // so a store is never left half-written.
 #include <filesystem>
 
-#include "gpuolap/fact_table.hpp"
-#include "gpuolap/formats.hpp"
-#include "gpuolap/schema.hpp"
+#include "gpuolap/cube.hpp"
+#include "gpuolap/progress.hpp"
 
 namespace gpuolap {
 
 inline constexpr uint32_t kStoreVersion = 1;
-
-struct Cube {
-  Schema schema;
-  FactTable facts;
-};
 
 // Serialises writers of one store: held from loading a store to saving it,
 // so concurrent writes neither lose updates nor tear the file. Creates the

@@ -11,7 +11,7 @@
 
 #include "gpuolap/cube_store.hpp"
 #include "gpuolap/fact_store.hpp"
-#include "gpuolap/formats.hpp"
+#include "gpuolap/progress.hpp"
 #include "gpuolap/write_ahead_log.hpp"
 
 namespace gpuolap {

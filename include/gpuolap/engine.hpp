@@ -13,12 +13,6 @@
 
 namespace gpuolap {
 
-// The non-empty target cells of an area, ascending by target number.
-struct AreaResult {
-  std::vector<uint64_t> targets;
-  std::vector<double> values;  // the aggregate; counts are whole numbers
-};
-
 // What a target cell accumulates; every aggregate is derived from it.
 struct CellAccumulator {
   double sum = 0.0;

@@ -2,20 +2,16 @@
 // The portable formats: schema and query JSON, facts and result CSV.
 // Every reader throws InputError naming the file, line or element at fault.
 #include <filesystem>
-#include <functional>
 #include <ostream>
 #include <string>
 #include <vector>
 
 #include "gpuolap/area_query.hpp"
-#include "gpuolap/engine.hpp"
-#include "gpuolap/fact_store.hpp"
+#include "gpuolap/fact_table.hpp"
+#include "gpuolap/progress.hpp"
 #include "gpuolap/schema.hpp"
 
 namespace gpuolap {
-
-// Reports progress of long work; called with (done, total) in any unit.
-using ProgressFn = std::function<void(uint64_t done, uint64_t total)>;
 
 // ---- schema JSON ----
 Schema read_schema_file(const std::filesystem::path& path);
@@ -51,8 +47,7 @@ AreaQuery read_query_file(const Schema& schema, const std::filesystem::path& pat
 AreaQuery parse_query_json(const Schema& schema, const std::string& text, const std::string& where);
 
 // ---- result CSV ----
-void write_result_csv(const Schema& schema, const AreaQuery& query, const AggregationMap& map,
-                      const AreaResult& result, std::ostream& out);
+void write_result_csv(const Schema& schema, const AreaQuery& query, const AreaResult& result, std::ostream& out);
 
 // Quotes a CSV field when RFC 4180 requires it.
 std::string csv_field(const std::string& text);

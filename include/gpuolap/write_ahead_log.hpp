@@ -20,32 +20,12 @@
 #include <string>
 #include <vector>
 
-#include "gpuolap/fact_store.hpp"
 #include "gpuolap/schema.hpp"
+#include "gpuolap/write.hpp"
 
 namespace gpuolap {
 
 inline constexpr uint32_t kLogVersion = 1;
-
-// Rows written in one mode, applied in row order (FactStore::apply).
-// values[m] is empty for a measure the batch does not name.
-struct WriteBatch {
-  WriteMode mode = WriteMode::set;
-  std::vector<uint64_t> keys;
-  std::vector<std::vector<double>> values;
-  std::vector<bool> present;
-
-  size_t size() const { return keys.size(); }
-};
-
-// One acknowledged write: its batches are applied in order, all or none.
-struct LogRecord {
-  uint64_t sequence = 0;
-  std::vector<WriteBatch> batches;
-};
-
-// Applies a record's batches to a store, as the write that logged it did.
-void apply_record(FactStore& store, const LogRecord& record);
 
 // What reading a log found.
 struct LogContents {

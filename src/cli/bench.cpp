@@ -21,10 +21,10 @@
 #include "gpuolap/aggregation_map.hpp"
 #include "gpuolap/error.hpp"
 #include "gpuolap/generate.hpp"
-#include "gpuolap/kernel_model.hpp"
-#include "device_info.hpp"
-#include "gpuolap/result_check.hpp"
-#include "gpuolap/self_check.hpp"
+#include "molap/planning/kernel_model.hpp"
+#include "gpu/runtime/device_info.hpp"
+#include "molap/result_check.hpp"
+#include "molap/self_check.hpp"
 #include "progress.hpp"
 
 namespace gpuolap::cli {

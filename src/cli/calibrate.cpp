@@ -17,12 +17,12 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "device_info.hpp"
+#include "gpu/runtime/device_info.hpp"
 #include "gpuolap/aggregation_map.hpp"
 #include "gpuolap/error.hpp"
 #include "gpuolap/formats.hpp"
 #include "gpuolap/generate.hpp"
-#include "gpuolap/kernel_model.hpp"
+#include "molap/planning/kernel_model.hpp"
 #include "progress.hpp"
 
 namespace gpuolap::cli {

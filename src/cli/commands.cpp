@@ -96,7 +96,7 @@ int run_query(const QueryOptions& o) {
   const AreaResult result = choice.engine->run(cube.facts, map, query);
   const double run_ms = ms_since(t);
   t = Clock::now();
-  write_result_csv(cube.schema, query, map, result, std::cout);
+  write_result_csv(cube.schema, query, result, std::cout);
   std::cout.flush();
   const double out_ms = ms_since(t);
 

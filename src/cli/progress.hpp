@@ -5,7 +5,7 @@
 #include <chrono>
 #include <string>
 
-#include "gpuolap/formats.hpp"
+#include "gpuolap/progress.hpp"
 
 namespace gpuolap::cli {
 

@@ -5,7 +5,7 @@
 #include <iostream>
 
 #include "commands.hpp"
-#include "gpuolap/self_check.hpp"
+#include "molap/self_check.hpp"
 #include "progress.hpp"
 
 namespace gpuolap::cli {

@@ -10,12 +10,12 @@
 #include <thread>
 
 #include "commands.hpp"
-#include "cube_api.hpp"
+#include "server/cube_api.hpp"
 #include "gpuolap/error.hpp"
 #include "gpuolap/formats.hpp"
-#include "http_api.hpp"
+#include "server/http_api.hpp"
 #include "progress.hpp"
-#include "shell.hpp"
+#include "server/shell.hpp"
 
 namespace gpuolap::cli {
 

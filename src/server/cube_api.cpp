@@ -10,11 +10,11 @@
 
 #include "api_error.hpp"
 #include "area_request.hpp"
-#include "cell_paths.hpp"
+#include "olap/cell_paths.hpp"
 #include "gpuolap/aggregation_map.hpp"
 #include "gpuolap/formats.hpp"
-#include "splash.hpp"
-#include "value_condition.hpp"
+#include "olap/splash.hpp"
+#include "olap/value_condition.hpp"
 
 namespace gpuolap::server {
 
@@ -469,6 +469,8 @@ json CubeApi::replace_bulk(const json& request) const {
         lay_over(mine, layered, one, schema.measures().size());
       } catch (const ApiError& e) {
         throw ApiError(e.status(), e.code(), fmt::format("{}: cell {}: {}", where, i + 1, e.what()));
+      } catch (const olap::OverLimit& e) {
+        throw ApiError(413, e.code(), fmt::format("{}: cell {}: {}", where, i + 1, e.what()));
       } catch (const InputError& e) {
         throw InputError(fmt::format("{}: cell {}: {}", where, i + 1, e.what()));
       }

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "cube_service.hpp"
+#include "olap/cube_service.hpp"
 
 namespace gpuolap::server {
 

@@ -8,7 +8,7 @@
 #include <set>
 
 #include "api_error.hpp"
-#include "json_parse.hpp"
+#include "formats/json_parse.hpp"
 
 namespace gpuolap::server {
 
@@ -128,6 +128,8 @@ HttpApi::HttpApi(CubeApi& api, HttpOptions options)
         }
       } catch (const ApiError& e) {
         send_error(res, e.status(), e.code(), e.what());
+      } catch (const olap::OverLimit& e) {
+        send_error(res, 413, e.code(), e.what());
       } catch (const InputError& e) {
         send_error(res, 400, "bad_request", e.what());
       } catch (const std::bad_alloc&) {

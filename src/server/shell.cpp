@@ -5,7 +5,7 @@
 #include <string>
 
 #include "api_error.hpp"
-#include "json_parse.hpp"
+#include "formats/json_parse.hpp"
 
 namespace gpuolap::server {
 
@@ -53,6 +53,8 @@ int run_shell(CubeApi& api, std::istream& in, std::ostream& out) {
     try {
       reply = answer(api, command, arg, number);
     } catch (const ApiError& e) {
+      reply = json{{"error", e.code()}, {"detail", e.what()}};
+    } catch (const olap::OverLimit& e) {
       reply = json{{"error", e.code()}, {"detail", e.what()}};
     } catch (const InputError& e) {
       reply = json{{"error", "bad_request"}, {"detail", e.what()}};

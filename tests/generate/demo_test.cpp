@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "cpu_engines.hpp"
+#include "molap/cpu_engines.hpp"
 #include "gpuolap/formats.hpp"
 #include "gpuolap/generate.hpp"
 #include "support/compare_results.hpp"

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "gpuolap/aggregation_map.hpp"
 #include "gpuolap/error.hpp"
 #include "gpuolap/formats.hpp"
 #include "gpuolap/generate.hpp"

@@ -12,16 +12,16 @@
 #include <set>
 #include <tuple>
 
-#include "cpu_engines.hpp"
-#include "device_info.hpp"
+#include "molap/cpu_engines.hpp"
+#include "gpu/runtime/device_info.hpp"
 #include "gpuolap/error.hpp"
 #include "gpuolap/fact_store.hpp"
 #include "gpuolap/formats.hpp"
 #include "gpuolap/generate.hpp"
-#include "gpuolap/kernel_model.hpp"
-#include "gpuolap/random_cube.hpp"
-#include "gpuolap/result_check.hpp"
-#include "gpuolap/self_check.hpp"
+#include "molap/planning/kernel_model.hpp"
+#include "molap/random_cube.hpp"
+#include "molap/result_check.hpp"
+#include "molap/self_check.hpp"
 #include "support/test_path.hpp"
 
 namespace gpuolap {

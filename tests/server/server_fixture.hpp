@@ -10,10 +10,11 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "cube_api.hpp"
+#include "server/cube_api.hpp"
 #include "gpuolap/cube_store.hpp"
 #include "gpuolap/durable_cube.hpp"
-#include "http_api.hpp"
+#include "gpuolap/formats.hpp"
+#include "server/http_api.hpp"
 #include "support/test_path.hpp"
 
 namespace gpuolap::server::testing {

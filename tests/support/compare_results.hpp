@@ -2,7 +2,7 @@
 // Test-side wrapper of compare_results(): a failure names the context.
 #include <gtest/gtest.h>
 
-#include "gpuolap/result_check.hpp"
+#include "molap/result_check.hpp"
 
 namespace gpuolap::testing {
 

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "gpuolap/aggregation_map.hpp"
-#include "gpuolap/random_cube.hpp"
+#include "molap/random_cube.hpp"
 
 namespace gpuolap::testing {
 

@@ -1,0 +1,103 @@
+// Every engine this machine has equals cpu-serial on randomized cubes.
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <set>
+
+#include "molap/cpu_engines.hpp"
+#include "support/compare_results.hpp"
+#include "molap/random_cube.hpp"
+
+namespace gpuolap {
+namespace {
+
+using testing::expect_same_answer;
+
+void check_engine_on_random_cubes(Engine& engine, int cubes, int queries_per_cube) {
+  CpuSerialEngine oracle;
+  for (int seed = 1; seed <= cubes; ++seed) {
+    const auto cube = random_cube(static_cast<uint64_t>(seed), /*page_size=*/1 + seed % 97);
+    std::mt19937_64 rng(static_cast<uint64_t>(seed) * 7919);
+    for (int q = 0; q < queries_per_cube; ++q) {
+      const AreaQuery query = random_query(rng, cube.schema);
+      const AggregationMap map(cube.schema, query);
+      const AreaResult want = oracle.run(cube.facts, map, query);
+      const AreaResult got = engine.run(cube.facts, map, query);
+      expect_same_answer(want, got, query, cube.facts, map,
+                         "cube seed " + std::to_string(seed) + " query " + std::to_string(q) + " (" +
+                             aggregate_name(query.aggregate) + ")");
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+}
+
+TEST(CpuParallelEngine, EqualsCpuSerialOnRandomCubes) {
+  CpuParallelEngine engine;
+  check_engine_on_random_cubes(engine, 150, 12);
+}
+
+TEST(CpuParallelEngine, EqualsCpuSerialOnAreasTooLargeForDenseArrays) {
+  // Three flat dimensions of 120 bases plus a total: "*" lists 121^3 cells,
+  // more than the dense-array limit, so the hashed path runs.
+  std::vector<Dimension> dims;
+  for (int d = 0; d < 3; ++d) {
+    std::vector<ElementSpec> specs;
+    ElementSpec total{"All", {}};
+    for (int b = 0; b < 120; ++b) {
+      specs.push_back({"e" + std::to_string(b), {}});
+      total.children.emplace_back(specs.back().name, b % 3 == 0 ? -0.5 : 1.0);
+    }
+    specs.push_back(total);
+    dims.push_back(Dimension::build("D" + std::to_string(d), specs, "test"));
+  }
+  Schema schema("big", std::move(dims), {"V"}, "test");
+  std::mt19937_64 rng(5);
+  std::set<uint64_t> keys;
+  while (keys.size() < 20000) {
+    uint32_t ids[3] = {static_cast<uint32_t>(rng() % 120), static_cast<uint32_t>(rng() % 120),
+                       static_cast<uint32_t>(rng() % 120)};
+    keys.insert(schema.codec().encode(ids));
+  }
+  std::vector<double> v;
+  for (size_t i = 0; i < keys.size(); ++i) v.push_back(static_cast<double>(rng() % 2001) - 1000.0);
+  FactTable facts(schema.codec(), {keys.begin(), keys.end()}, {v}, 512);
+  ASSERT_GT(uint64_t{121} * 121 * 121, CpuParallelEngine::kDenseTargetLimit);
+
+  for (Aggregate a : {Aggregate::sum, Aggregate::count, Aggregate::avg, Aggregate::min, Aggregate::max}) {
+    AreaQuery query{0, a, {}};
+    for (int d = 0; d < 3; ++d) {
+      std::vector<ElementId> all(121);
+      std::iota(all.begin(), all.end(), 0u);
+      query.area.push_back(all);
+    }
+    const AggregationMap map(schema, query);
+    const AreaResult want = CpuSerialEngine().run(facts, map, query);
+    const AreaResult got = CpuParallelEngine().run(facts, map, query);
+    expect_same_answer(want, got, query, facts, map, aggregate_name(a));
+  }
+}
+
+TEST(CpuParallelEngine, SkipsPagesWithoutRelevantCellsYetFindsTheRest) {
+  // One dimension of 1000 bases; facts on every base; an area naming a few
+  // bases far apart, so most pages are skipped by their summaries.
+  std::vector<ElementSpec> specs;
+  for (int b = 0; b < 1000; ++b) specs.push_back({"e" + std::to_string(b), {}});
+  std::vector<Dimension> dims;
+  dims.push_back(Dimension::build("D", specs, "test"));
+  Schema schema("pages", std::move(dims), {"V"}, "test");
+  std::vector<uint64_t> keys(1000);
+  std::vector<double> v(1000);
+  for (uint32_t b = 0; b < 1000; ++b) {
+    keys[b] = b;
+    v[b] = b;
+  }
+  FactTable facts(schema.codec(), keys, {v}, 16);
+  AreaQuery query{0, Aggregate::sum, {{3, 500, 999}}};
+  const AggregationMap map(schema, query);
+  const AreaResult got = CpuParallelEngine().run(facts, map, query);
+  EXPECT_EQ(got.targets, (std::vector<uint64_t>{0, 1, 2}));
+  EXPECT_EQ(got.values, (std::vector<double>{3, 500, 999}));
+}
+
+}  // namespace
+}  // namespace gpuolap
