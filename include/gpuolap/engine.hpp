@@ -10,6 +10,7 @@
 #include "gpuolap/aggregation_map.hpp"
 #include "gpuolap/area_query.hpp"
 #include "gpuolap/fact_table.hpp"
+#include "gpuolap/gpu_options.hpp"
 
 namespace gpuolap {
 
@@ -56,24 +57,6 @@ class Engine {
   // count_target_updates returns whether this engine counts them.
   virtual bool count_target_updates(bool /*on*/) { return false; }
   virtual uint64_t last_target_updates() const { return 0; }
-};
-
-// The knobs of the gpu engine (thesis §4.2 and past it). "auto" and 0 let the
-// engine choose from the query's shape.
-struct GpuOptions {
-  std::string variant = "auto";    // auto | hash | dense | shared
-  int phf = 0;                     // parallel hash functions: copies of each target (shared: replicas per block)
-  std::string preagg = "auto";     // auto | none | lane0 | stride | match
-  std::string prefilter = "auto";  // auto | compact (thesis: CUB select first) | fused
-  std::string map_memory = "auto"; // auto (global) | constant (the thesis' choice) | global
-  std::string two_phase = "auto";  // auto | on | off: aggregate per class tuple, then expand
-  std::string kernel = "auto";     // auto | source (thesis §4.2) | work-list | cdp (thesis §4.3) | hybrid (thesis §6)
-  std::string child_grid = "dynamic";  // cdp, hybrid: a child grid per page's pairs, or one block that loops
-  int sync_every = 0;              // cdp, hybrid: synchronise parents with their children every k pages (0: never)
-  int block = 0;                   // threads per block
-  int grid = 0;                    // blocks
-  double store_memory_mb = 0;      // device memory a query's target store may take; past it the
-                                   // area is aggregated in chunks (0: what the GPU has free)
 };
 
 // Engine names a user can ask for, in the order --help lists them.

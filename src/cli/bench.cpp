@@ -65,7 +65,7 @@ struct Contender {
   std::string label;
   std::string engine;
   GpuOptions gpu;
-  std::optional<GlobalStoreKind> copies_study = std::nullopt;  // a row of --copies-sweep (gpu.phf: 0 is the model's)
+  std::optional<StoreKind> copies_study = std::nullopt;  // a row of --copies-sweep (gpu.phf: 0 is the model's)
 };
 
 std::vector<Contender> contenders(const BenchOptions& o) {
@@ -73,29 +73,29 @@ std::vector<Contender> contenders(const BenchOptions& o) {
   for (const std::string& e : o.engines) {
     out.push_back({e == "gpu" ? "gpu " + describe(o.gpu) : e, e, o.gpu});
     if (e != "gpu" || !o.sweep) continue;
-    for (const char* variant : {"hash", "dense", "shared"})
-      for (const char* preagg : {"none", "lane0", "stride", "match", "run"})
+    for (StoreKind variant : {StoreKind::hash, StoreKind::dense, StoreKind::shared})
+      for (Preagg preagg : {Preagg::none, Preagg::lane0, Preagg::stride, Preagg::match, Preagg::run})
         for (int phf : {1, 8, 64}) {
           GpuOptions g = o.gpu;
           g.variant = variant;
           g.preagg = preagg;
           g.phf = phf;
-          g.two_phase = "off";  // the thesis' one-phase kernel
-          out.push_back({fmt::format("gpu {}/{}/phf {}", variant, preagg, phf), e, g});
+          g.two_phase = TwoPhase::off;  // the thesis' one-phase kernel
+          out.push_back({fmt::format("gpu {}/{}/phf {}", knob_name(variant), knob_name(preagg), phf), e, g});
         }
-    for (const char* preagg : {"none", "lane0", "match", "run"}) {
+    for (Preagg preagg : {Preagg::none, Preagg::lane0, Preagg::match, Preagg::run}) {
       GpuOptions g = o.gpu;
-      g.two_phase = "on";
+      g.two_phase = TwoPhase::on;
       g.preagg = preagg;
-      out.push_back({fmt::format("gpu two-phase/{}", preagg), e, g});
+      out.push_back({fmt::format("gpu two-phase/{}", knob_name(preagg)), e, g});
     }
   }
   if (o.copies_sweep) {
     // The thesis' parallel hash functions (kernel_model.hpp).
-    for (const GlobalStoreKind store : {GlobalStoreKind::hash, GlobalStoreKind::dense})
+    for (const StoreKind store : {StoreKind::hash, StoreKind::dense})
       for (int phf : {1, 2, 4, 8, 16, 32, 64, 0})
-        out.push_back({phf ? fmt::format("gpu {}/none/phf {}", store_name(store), phf)
-                           : fmt::format("gpu {}/none/phf model", store_name(store)),
+        out.push_back({phf ? fmt::format("gpu {}/none/phf {}", knob_name(store), phf)
+                           : fmt::format("gpu {}/none/phf model", knob_name(store)),
                        "gpu", copies_study_options(o.gpu, store, phf), store});
   }
   if (o.pair_kernels) {
@@ -104,25 +104,25 @@ std::vector<Contender> contenders(const BenchOptions& o) {
     // without or with (strided shuffle) pre-aggregation, at 1 and 16 hash
     // functions; the hybrid; the work list; and the one-phase source kernel
     // under the same pre-aggregation, to hold them against.
-    for (const char* preagg : {"none", "stride"})
+    for (Preagg preagg : {Preagg::none, Preagg::stride})
       for (int phf : {1, 16}) {
         GpuOptions g = o.gpu;
         g.preagg = preagg;
         g.phf = phf;
-        g.two_phase = "off";
-        g.kernel = "source";
-        out.push_back({fmt::format("gpu source/{}/phf {}", preagg, phf), "gpu", g});
-        g.kernel = "work-list";
-        out.push_back({fmt::format("gpu work-list/{}/phf {}", preagg, phf), "gpu", g});
-        g.kernel = "hybrid";
-        out.push_back({fmt::format("gpu-cdp hybrid/{}/phf {}", preagg, phf), "gpu-cdp", g});
-        g.kernel = "cdp";
-        for (const char* child_grid : {"dynamic", "fixed"})
+        g.two_phase = TwoPhase::off;
+        g.kernel = KernelKind::source;
+        out.push_back({fmt::format("gpu source/{}/phf {}", knob_name(preagg), phf), "gpu", g});
+        g.kernel = KernelKind::work_list;
+        out.push_back({fmt::format("gpu work-list/{}/phf {}", knob_name(preagg), phf), "gpu", g});
+        g.kernel = KernelKind::hybrid;
+        out.push_back({fmt::format("gpu-cdp hybrid/{}/phf {}", knob_name(preagg), phf), "gpu-cdp", g});
+        g.kernel = KernelKind::cdp;
+        for (ChildGrid child_grid : {ChildGrid::dynamic, ChildGrid::fixed})
           for (int sync_every : {0, 2048}) {
             g.child_grid = child_grid;
             g.sync_every = sync_every;
-            out.push_back({fmt::format("gpu-cdp cdp/{}/{}/{}/phf {}", child_grid,
-                                       sync_every ? "sync 2048" : "no sync", preagg, phf),
+            out.push_back({fmt::format("gpu-cdp cdp/{}/{}/{}/phf {}", knob_name(child_grid),
+                                       sync_every ? "sync 2048" : "no sync", knob_name(preagg), phf),
                            "gpu-cdp", g});
           }
       }
@@ -182,7 +182,7 @@ int run_bench(const BenchOptions& o) {
   // --copies-sweep: each store's timed copies over every query (to fit the
   // slot budget they are best under), and per query the model's pick.
   const KernelCosts costs = load_kernel_costs(gpu.device_name);
-  std::map<GlobalStoreKind, std::vector<CopiesRun>> copies_runs;
+  std::map<StoreKind, std::vector<CopiesRun>> copies_runs;
   std::string copies_table;
   bool all_agree = true;
   for (const std::string& kind : kinds) {
@@ -215,7 +215,7 @@ int run_bench(const BenchOptions& o) {
       // given); its regret is its time over the fastest gpu row's.
       double asked_ms = 0, best_ms = 0;
       std::optional<size_t> asked_row, best_row;
-      std::map<GlobalStoreKind, double> model_ms;  // --copies-sweep: per store, the run at the model's copies
+      std::map<StoreKind, double> model_ms;  // --copies-sweep: per store, the run at the model's copies
       for (size_t e = 0; e < rows.size(); ++e) {
         EngineChoice choice = make_engine(rows[e].engine, cube.facts.size(), rows[e].gpu);
         AreaResult result;
@@ -299,7 +299,7 @@ int run_bench(const BenchOptions& o) {
         const unsigned copies = model_copies(costs, store, map.target_count());
         const double fastest_ms = std::min(fastest->seconds * 1e3, ms_model);
         copies_table += fmt::format("| {} | {} | {} | {} | {:.3f} | {} | {:.3f} | {:.2f} |\n", nq.name,
-                                    store_name(store), map.target_count(), copies, ms_model, fastest->copies,
+                                    knob_name(store), map.target_count(), copies, ms_model, fastest->copies,
                                     fastest->seconds * 1e3, ms_model / fastest_ms);
       }
       if (best_row && rows.size() > 1) {
@@ -332,7 +332,7 @@ int run_bench(const BenchOptions& o) {
       const SlotBudgetFit fit = fit_slot_budget(runs);
       std::cout << fmt::format("- {} store: the model's slot budget {:.0f}; the budget these runs are best under "
                                "{:.0f} (mean regret {:.2f})\n",
-                               store_name(store), slot_budget(costs, store), fit.budget, fit.mean_regret);
+                               knob_name(store), slot_budget(costs, store), fit.budget, fit.mean_regret);
     }
     std::cout << '\n';
   }

@@ -51,13 +51,13 @@ double aggregate_seconds(Engine& engine, const FactTable& facts, const Aggregati
 // The copies study (kernel_model.hpp): each query's whole time, the fastest
 // of `repeat` runs after a warm-up, at 1, 2, 4, ..., 64 copies of each
 // target in `store`; printed as a table row per query.
-std::vector<CopiesRun> time_copies(const GeneratedCube& cube, GlobalStoreKind store, int repeat) {
+std::vector<CopiesRun> time_copies(const GeneratedCube& cube, StoreKind store, int repeat) {
   using Clock = std::chrono::steady_clock;
   std::vector<CopiesRun> runs;
   for (const NamedQuery& nq : cube.queries) {
     const AreaQuery q = parse_query_json(cube.schema, nq.json, nq.name);
     const AggregationMap map(cube.schema, q);
-    std::string row = fmt::format("| {} | {} | {} |", nq.name, map.target_count(), store_name(store));
+    std::string row = fmt::format("| {} | {} | {} |", nq.name, map.target_count(), knob_name(store));
     for (unsigned copies = 1; copies <= kMaxCopies; copies *= 2) {
       const GpuOptions g = copies_study_options({}, store, static_cast<int>(copies));
       auto engine = make_engine("gpu", cube.facts.size(), g).engine;
@@ -114,14 +114,14 @@ int run_calibrate(const CalibrateOptions& o) {
     const AggregationMap map(cube.schema, q);
     const FanOutStats s = sample_fan_out(cube.facts, map, q.measure);
     GpuOptions base;
-    base.two_phase = "off";
-    base.preagg = "none";
+    base.two_phase = TwoPhase::off;
+    base.preagg = Preagg::none;
     base.phf = 1;
-    base.variant = "dense";
+    base.variant = StoreKind::dense;
     GpuOptions source = base, work_list = base, cdp = base;
-    source.kernel = "source";
-    work_list.kernel = "work-list";
-    cdp.kernel = "cdp";
+    source.kernel = KernelKind::source;
+    work_list.kernel = KernelKind::work_list;
+    cdp.kernel = KernelKind::cdp;
     const double t_source = aggregate_seconds(*make_engine("gpu", cube.facts.size(), source).engine, cube.facts, map, q, o.repeat);
     const double t_list = aggregate_seconds(*make_engine("gpu", cube.facts.size(), work_list).engine, cube.facts, map, q, o.repeat);
     const double t_cdp = aggregate_seconds(*make_engine("gpu-cdp", cube.facts.size(), cdp).engine, cube.facts, map, q, o.repeat);
@@ -194,14 +194,14 @@ int run_calibrate(const CalibrateOptions& o) {
               << "| query | targets | store | 1 | 2 | 4 | 8 | 16 | 32 | 64 |\n"
                  "|---|---:|---|---:|---:|---:|---:|---:|---:|---:|\n";
     std::string fits;
-    for (const GlobalStoreKind store : {GlobalStoreKind::hash, GlobalStoreKind::dense}) {
+    for (const StoreKind store : {StoreKind::hash, StoreKind::dense}) {
       std::vector<CopiesRun> runs = time_copies(cube, store, o.repeat);
       const std::vector<CopiesRun> more = time_copies(biker, store, o.repeat);
       runs.insert(runs.end(), more.begin(), more.end());
       const SlotBudgetFit fit = fit_slot_budget(runs);
-      (store == GlobalStoreKind::hash ? costs.hash_slot_budget : costs.dense_slot_budget) = fit.budget;
+      (store == StoreKind::hash ? costs.hash_slot_budget : costs.dense_slot_budget) = fit.budget;
       fits += fmt::format("- {} store: slot budget {:.0f} (mean regret {:.3f} over these queries)\n",
-                          store_name(store), slot_budget(costs, store), fit.mean_regret);
+                          knob_name(store), slot_budget(costs, store), fit.mean_regret);
     }
     std::cout << '\n' << fits;
   }

@@ -6,30 +6,55 @@
 
 #include <cstdio>
 #include <exception>
+#include <optional>
 
 #include "commands.hpp"
 #include "gpuolap/error.hpp"
 #include "gpuolap/generate.hpp"
+#include "gpuolap/gpu_options.hpp"
 
 namespace {
 
+// A typed knob from its name: an unknown name is refused while the command
+// line is parsed, listing the valid ones.
+template <class Knob>
+void add_knob(CLI::App* app, const std::string& flag, std::optional<Knob>& knob, const std::string& help) {
+  app->add_option_function<std::string>(
+         flag,
+         [&knob, flag](const std::string& name) {
+           try {
+             knob = gpuolap::parse_auto_knob<Knob>(name, flag);
+           } catch (const gpuolap::InputError& e) {
+             throw CLI::ValidationError(e.what());
+           }
+         },
+         help + " (" + gpuolap::knob_names<Knob>(true) + ")")
+      ->default_str("auto");
+}
+
 // The gpu engine's knobs, on every command that runs engines.
 void add_gpu_options(CLI::App* app, gpuolap::GpuOptions& o) {
-  app->add_option("--variant", o.variant, "gpu: target store: auto, hash, dense or shared")->capture_default_str();
+  using namespace gpuolap;
+  add_knob(app, "--variant", o.variant, "gpu: target store");
   app->add_option("--phf", o.phf, "gpu: parallel hash functions (copies per target); 0 chooses")->capture_default_str();
-  app->add_option("--preagg", o.preagg, "gpu: warp pre-aggregation: auto, none, lane0, stride, match or run (thread runs, then lane0)")
-      ->capture_default_str();
-  app->add_option("--prefilter", o.prefilter, "gpu: auto, compact (CUB select first) or fused")->capture_default_str();
-  app->add_option("--map-memory", o.map_memory, "gpu: aggregation map in auto, constant or global memory")
-      ->capture_default_str();
-  app->add_option("--two-phase", o.two_phase, "gpu: auto, on or off: aggregate per class of bases, then expand")
-      ->capture_default_str();
-  app->add_option("--kernel", o.kernel,
-                  "gpu: kernel over the facts: auto, source (a thread per cell), work-list (a thread per "
-                  "(cell, target) pair), cdp (parents launch child grids) or hybrid (children only for uneven pages)")
-      ->capture_default_str();
-  app->add_option("--child-grid", o.child_grid, "gpu-cdp: dynamic (a child grid sized to its pairs) or fixed (one block)")
-      ->capture_default_str();
+  add_knob(app, "--preagg", o.preagg, "gpu: warp pre-aggregation (run: thread runs, then lane0)");
+  add_knob(app, "--prefilter", o.prefilter, "gpu: compact (CUB select first) or fused");
+  add_knob(app, "--map-memory", o.map_memory, "gpu: where the aggregation map lives");
+  add_knob(app, "--two-phase", o.two_phase, "gpu: aggregate per class of bases, then expand");
+  add_knob(app, "--kernel", o.kernel,
+           "gpu: kernel over the facts: source (a thread per cell), work-list (a thread per (cell, target) pair), "
+           "cdp (parents launch child grids) or hybrid (children only for uneven pages)");
+  app->add_option_function<std::string>(
+         "--child-grid",
+         [&o](const std::string& name) {
+           try {
+             o.child_grid = parse_knob<ChildGrid>(name, "--child-grid");
+           } catch (const InputError& e) {
+             throw CLI::ValidationError(e.what());
+           }
+         },
+         "gpu-cdp: dynamic (a child grid sized to its pairs) or fixed (one block)")
+      ->default_str("dynamic");
   app->add_option("--sync-every", o.sync_every,
                   "gpu-cdp: let parents wait for their children every k pages (a tail launch), bounding D and the "
                   "pending launches; 0: never")

@@ -14,14 +14,14 @@ namespace gpuolap {
 
 std::vector<GpuOptions> gpu_option_grid() {
   std::vector<GpuOptions> grid;
-  for (const char* variant : {"hash", "dense", "shared"})
-    for (const char* preagg : {"none", "lane0", "stride", "match", "run"})
-      for (const char* prefilter : {"compact", "fused"})
-        for (const char* map_memory : {"constant", "global"})
-          for (const char* two_phase : {"off", "auto"})
+  for (StoreKind variant : {StoreKind::hash, StoreKind::dense, StoreKind::shared})
+    for (Preagg preagg : {Preagg::none, Preagg::lane0, Preagg::stride, Preagg::match, Preagg::run})
+      for (Prefilter prefilter : {Prefilter::compact, Prefilter::fused})
+        for (MapMemory map_memory : {MapMemory::constant, MapMemory::global})
+          for (std::optional<TwoPhase> two_phase : {std::optional(TwoPhase::off), std::optional<TwoPhase>()})
           for (int phf : {1, 3, 32}) {
             // Thread runs keep their own packed map, never in constant memory.
-            if (std::string(preagg) == "run" && std::string(map_memory) == "constant") continue;
+            if (preagg == Preagg::run && map_memory == MapMemory::constant) continue;
             GpuOptions o;
             o.two_phase = two_phase;
             o.variant = variant;
@@ -44,19 +44,19 @@ std::vector<GpuOptions> pair_kernel_grid(bool cdp_only) {
   std::vector<GpuOptions> grid;
   int i = 0;
   const auto add = [&](GpuOptions o) {
-    o.two_phase = "off";
-    o.prefilter = i % 2 ? "compact" : "fused";
-    o.map_memory = (i / 2) % 2 ? "constant" : "global";
+    o.two_phase = TwoPhase::off;
+    o.prefilter = i % 2 ? Prefilter::compact : Prefilter::fused;
+    o.map_memory = (i / 2) % 2 ? MapMemory::constant : MapMemory::global;
     o.phf = std::array{1, 3, 32}[(i / 4) % 3];
     ++i;
     grid.push_back(o);
   };
-  for (const char* kernel : {"work-list", "cdp", "hybrid"}) {
-    const bool cdp = std::string(kernel) != "work-list";
+  for (KernelKind kernel : {KernelKind::work_list, KernelKind::cdp, KernelKind::hybrid}) {
+    const bool cdp = kernel != KernelKind::work_list;
     if (cdp_only && !cdp) continue;
-    for (const char* variant : {"hash", "dense", "shared"})
-      for (const char* preagg : {"none", "lane0", "stride", "match"}) {
-        if (cdp && std::string(variant) == "shared") continue;  // children cannot use a block's store
+    for (StoreKind variant : {StoreKind::hash, StoreKind::dense, StoreKind::shared})
+      for (Preagg preagg : {Preagg::none, Preagg::lane0, Preagg::stride, Preagg::match}) {
+        if (cdp && variant == StoreKind::shared) continue;  // children cannot use a block's store
         GpuOptions o;
         o.kernel = kernel;
         o.variant = variant;
@@ -66,7 +66,7 @@ std::vector<GpuOptions> pair_kernel_grid(bool cdp_only) {
           add(o);
           continue;
         }
-        for (const char* child_grid : {"dynamic", "fixed"})
+        for (ChildGrid child_grid : {ChildGrid::dynamic, ChildGrid::fixed})
           for (int sync_every : {0, 1, 3}) {
             o.child_grid = child_grid;
             o.sync_every = sync_every;
@@ -83,11 +83,12 @@ std::vector<GpuOptions> pair_kernel_grid(bool cdp_only) {
 }
 
 std::string describe(const GpuOptions& o) {
-  const bool cdp = o.kernel == "cdp" || o.kernel == "hybrid";
+  const bool cdp = o.kernel == KernelKind::cdp || o.kernel == KernelKind::hybrid;
   return fmt::format("--variant {} --phf {} --preagg {} --prefilter {} --map-memory {} --two-phase {}{}{}{}{}{}",
-                     o.variant, o.phf, o.preagg, o.prefilter, o.map_memory, o.two_phase,
-                     o.kernel != "auto" ? fmt::format(" --kernel {}", o.kernel) : "",
-                     cdp ? fmt::format(" --child-grid {} --sync-every {}", o.child_grid, o.sync_every) : "",
+                     knob_name(o.variant), o.phf, knob_name(o.preagg), knob_name(o.prefilter),
+                     knob_name(o.map_memory), knob_name(o.two_phase),
+                     o.kernel ? fmt::format(" --kernel {}", knob_name(*o.kernel)) : "",
+                     cdp ? fmt::format(" --child-grid {} --sync-every {}", knob_name(o.child_grid), o.sync_every) : "",
                      o.block ? fmt::format(" --block {}", o.block) : "", o.grid ? fmt::format(" --grid {}", o.grid) : "",
                      o.store_memory_mb > 0 ? fmt::format(" --store-memory {}", o.store_memory_mb) : "");
 }

@@ -82,18 +82,18 @@ void expect_thesis_queries_match(const GeneratedCube& cube, const std::vector<Gp
 
 std::vector<GpuOptions> main_variants() {
   std::vector<GpuOptions> configs{GpuOptions{}};
-  for (const char* variant : {"hash", "dense", "shared"})
-    for (const char* preagg : {"none", "lane0", "stride", "match", "run"}) {
+  for (StoreKind variant : {StoreKind::hash, StoreKind::dense, StoreKind::shared})
+    for (Preagg preagg : {Preagg::none, Preagg::lane0, Preagg::stride, Preagg::match, Preagg::run}) {
       GpuOptions o;
       o.variant = variant;
       o.preagg = preagg;
-      o.two_phase = "off";
+      o.two_phase = TwoPhase::off;
       configs.push_back(o);
     }
-  for (const char* preagg : {"none", "lane0", "stride", "match", "run"}) {
+  for (Preagg preagg : {Preagg::none, Preagg::lane0, Preagg::stride, Preagg::match, Preagg::run}) {
     GpuOptions o;
     o.preagg = preagg;
-    o.two_phase = "on";
+    o.two_phase = TwoPhase::on;
     configs.push_back(o);
   }
   return configs;
@@ -102,12 +102,12 @@ std::vector<GpuOptions> main_variants() {
 // The pair kernels (work list, CDP, hybrid) under their knobs.
 TEST(GpuEngine, PairKernelsEqualCpuSerialOnRandomCubes) {
   // Each kernel must answer most of its runs (a shared store may not fit).
-  for (const char* kernel : {"work-list", "cdp", "hybrid"}) {
+  for (KernelKind kernel : {KernelKind::work_list, KernelKind::cdp, KernelKind::hybrid}) {
     std::vector<GpuOptions> grid = pair_kernel_grid(false);
     std::erase_if(grid, [&](const GpuOptions& o) { return o.kernel != kernel; });
     const SelfCheckResult r = self_check("gpu", grid, 8, 4, 13);
     for (const auto& f : r.failures) ADD_FAILURE() << f;
-    EXPECT_GT(r.runs, grid.size() * 8 * 4 * 3 / 4) << kernel << ": " << r.not_applicable << " not applicable";
+    EXPECT_GT(r.runs, grid.size() * 8 * 4 * 3 / 4) << knob_name(kernel) << ": " << r.not_applicable << " not applicable";
   }
   const SelfCheckResult cdp = self_check("gpu-cdp", {GpuOptions{}}, 30, 6, 700);
   for (const auto& f : cdp.failures) ADD_FAILURE() << f;
@@ -116,14 +116,14 @@ TEST(GpuEngine, PairKernelsEqualCpuSerialOnRandomCubes) {
 
 std::vector<GpuOptions> pair_kernel_variants() {
   std::vector<GpuOptions> configs;
-  for (const char* kernel : {"work-list", "cdp", "hybrid"})
-    for (const char* preagg : {"none", "stride"}) {
+  for (KernelKind kernel : {KernelKind::work_list, KernelKind::cdp, KernelKind::hybrid})
+    for (Preagg preagg : {Preagg::none, Preagg::stride}) {
       GpuOptions o;
       o.kernel = kernel;
       o.preagg = preagg;
       configs.push_back(o);
-      if (std::string(kernel) == "work-list") continue;
-      o.child_grid = "fixed";
+      if (kernel == KernelKind::work_list) continue;
+      o.child_grid = ChildGrid::fixed;
       o.sync_every = 2;
       o.grid = 4;  // pages of 1024 cells
       configs.push_back(o);
@@ -160,7 +160,7 @@ TEST(GpuEngine, CdpKernelsLaunchChildrenWhereFanOutIsUneven) {
   const GeneratedCube machines = generate_machines(0.002, 5, {});
   const GeneratedCube biker = generate_biker(0.0005, 5, {});
   GpuOptions hybrid;
-  hybrid.kernel = "hybrid";
+  hybrid.kernel = KernelKind::hybrid;
   const std::string m3 = plan_of(machines, "M3", hybrid);
   EXPECT_GT(number_before(m3, " handed to children"), 0) << m3;
   const std::string b2 = plan_of(biker, "B2", hybrid);
@@ -233,8 +233,8 @@ TEST(GpuEngine, TargetsOfZeroContributionsAreFilled) {
   ASSERT_EQ(want.targets.size(), 14u);  // every target but (c, y)
   std::vector<GpuOptions> configs = main_variants();
   GpuOptions work_list;
-  work_list.kernel = "work-list";
-  work_list.variant = "shared";
+  work_list.kernel = KernelKind::work_list;
+  work_list.variant = StoreKind::shared;
   configs.push_back(work_list);
   const std::vector<std::string> plans = expect_configs_match(facts, map, q, want, configs, "zeros");
   EXPECT_TRUE(std::any_of(plans.begin(), plans.end(),
@@ -251,19 +251,19 @@ TEST(GpuEngine, WritesPatchTheDeviceCopyAndAnswersStayExact) {
     const KeyCodec& codec = cube.schema.codec();
     FactStore store(codec, std::move(cube.facts));
     std::vector<GpuOptions> configs(6);
-    configs[1].variant = "hash";
-    configs[1].preagg = "match";
-    configs[1].two_phase = "off";
-    configs[2].prefilter = "compact";
-    configs[2].two_phase = "off";
+    configs[1].variant = StoreKind::hash;
+    configs[1].preagg = Preagg::match;
+    configs[1].two_phase = TwoPhase::off;
+    configs[2].prefilter = Prefilter::compact;
+    configs[2].two_phase = TwoPhase::off;
     // The pair kernels run the added cells as a second input through the
     // same D and counters (CDP: pages of 256 cells, rounds of 2 pages).
-    configs[3].kernel = "work-list";
-    configs[4].kernel = "cdp";
+    configs[3].kernel = KernelKind::work_list;
+    configs[4].kernel = KernelKind::cdp;
     configs[4].grid = 2;
     configs[4].block = 128;
     configs[4].sync_every = 2;
-    configs[5].kernel = "hybrid";
+    configs[5].kernel = KernelKind::hybrid;
     configs[5].grid = 2;
     configs[5].block = 128;
     std::vector<EngineChoice> engines;
@@ -343,15 +343,15 @@ TEST(GpuEngine, CountsTheTargetStoresUpdates) {
     // In chunks of the area (16 KiB of store), each pass counts only the
     // updates of its own window.
     for (double store_mb : {0.0, 16.0 / 1024})
-    for (const char* kernel : {"source", "work-list", "cdp", "hybrid"})
-    for (const char* preagg : {"none", "lane0", "stride", "match"}) {
+    for (KernelKind kernel : {KernelKind::source, KernelKind::work_list, KernelKind::cdp, KernelKind::hybrid})
+    for (Preagg preagg : {Preagg::none, Preagg::lane0, Preagg::stride, Preagg::match}) {
       GpuOptions o;
-      o.variant = "hash";
-      o.two_phase = "off";
+      o.variant = StoreKind::hash;
+      o.two_phase = TwoPhase::off;
       o.kernel = kernel;
       o.preagg = preagg;
       o.store_memory_mb = store_mb;
-      if (std::string(kernel) == "cdp" || std::string(kernel) == "hybrid") {
+      if (kernel == KernelKind::cdp || kernel == KernelKind::hybrid) {
         o.grid = 2;  // pages of 256 cells: many children
         o.block = 128;
       }
@@ -360,11 +360,11 @@ TEST(GpuEngine, CountsTheTargetStoresUpdates) {
       gpu.engine->run(cube.facts, map, q);
       const uint64_t updates = gpu.engine->last_target_updates();
       chunked += gpu.engine->last_plan().find(" chunks of ") != std::string::npos;
-      if (std::string(preagg) == "none") {
-        EXPECT_EQ(updates, contributions) << "seed " << seed << " " << kernel << " " << gpu.engine->last_plan();
+      if (preagg == Preagg::none) {
+        EXPECT_EQ(updates, contributions) << "seed " << seed << " " << knob_name(kernel) << " " << gpu.engine->last_plan();
       } else {
-        EXPECT_LE(updates, contributions) << "seed " << seed << " " << kernel << " " << preagg;
-        EXPECT_EQ(updates == 0, contributions == 0) << "seed " << seed << " " << kernel << " " << preagg;
+        EXPECT_LE(updates, contributions) << "seed " << seed << " " << knob_name(kernel) << " " << knob_name(preagg);
+        EXPECT_EQ(updates == 0, contributions == 0) << "seed " << seed << " " << knob_name(kernel) << " " << knob_name(preagg);
       }
       gpu.engine->count_target_updates(false);
       gpu.engine->run(cube.facts, map, q);
@@ -411,8 +411,8 @@ TEST(GpuEngine, TwoPhaseCountsFactsAndClassTuplePairs) {
     }
     for (double store_mb : {0.0, 16.0 / 1024}) {  // one window; windows of 16 KiB
       GpuOptions o;
-      o.two_phase = "on";
-      o.preagg = "none";
+      o.two_phase = TwoPhase::on;
+      o.preagg = Preagg::none;
       o.store_memory_mb = store_mb;
       EngineChoice gpu = make_engine("gpu", cube.facts.size(), o);
       ASSERT_TRUE(gpu.engine->count_target_updates(true));
@@ -489,7 +489,7 @@ TEST(GpuEngine, CopiesFollowTheCalibratedSlotBudgets) {
   costs.hash_slot_budget = 8;
   costs.dense_slot_budget = 4096;
   save_kernel_costs(costs, path);
-  for (const GlobalStoreKind store : {GlobalStoreKind::hash, GlobalStoreKind::dense})
+  for (const StoreKind store : {StoreKind::hash, StoreKind::dense})
     for (const NamedQuery& nq : cube.queries) {
       const AreaQuery q = parse_query_json(cube.schema, nq.json, nq.name);
       const AggregationMap map(cube.schema, q);
@@ -498,9 +498,9 @@ TEST(GpuEngine, CopiesFollowTheCalibratedSlotBudgets) {
                                {copies_study_options({}, store, 0)}, nq.name);
       ASSERT_EQ(plans.size(), 1u);
       const std::string says = "copies " + std::to_string(model_copies(costs, store, map.target_count())) +
-                               " (model: slot budget " + (store == GlobalStoreKind::hash ? "8" : "4096") + " over " +
+                               " (model: slot budget " + (store == StoreKind::hash ? "8" : "4096") + " over " +
                                std::to_string(map.target_count()) + " targets)";
-      EXPECT_NE(plans[0].find(says), std::string::npos) << nq.name << " " << store_name(store) << ": " << plans[0];
+      EXPECT_NE(plans[0].find(says), std::string::npos) << nq.name << " " << knob_name(store) << ": " << plans[0];
     }
 }
 
@@ -508,16 +508,16 @@ TEST(GpuEngine, CopiesFollowTheCalibratedSlotBudgets) {
 // chunks of target numbers, one phase or two, with the same answers.
 TEST(GpuEngine, AreasLargerThanTheStoreMemoryAreAggregatedInChunks) {
   std::vector<GpuOptions> configs(7);
-  configs[1].two_phase = "off";
-  configs[1].variant = "hash";
-  configs[2].two_phase = "off";
-  configs[2].variant = "dense";
-  configs[3].two_phase = "on";
+  configs[1].two_phase = TwoPhase::off;
+  configs[1].variant = StoreKind::hash;
+  configs[2].two_phase = TwoPhase::off;
+  configs[2].variant = StoreKind::dense;
+  configs[3].two_phase = TwoPhase::on;
   // The pair kernels once per window of targets.
-  configs[4].kernel = "work-list";
-  configs[5].kernel = "cdp";
-  configs[5].variant = "hash";
-  configs[6].kernel = "hybrid";
+  configs[4].kernel = KernelKind::work_list;
+  configs[5].kernel = KernelKind::cdp;
+  configs[5].variant = StoreKind::hash;
+  configs[6].kernel = KernelKind::hybrid;
   configs[6].grid = 2;
   configs[6].block = 128;
   for (GpuOptions& o : configs) o.store_memory_mb = 16.0 / 1024;  // 16 KiB
@@ -559,11 +559,11 @@ TEST(GpuEngine, AreasLargerThanTheStoreMemoryAreAggregatedInChunks) {
 TEST(GpuEngine, AreasOfMoreThan64MBOfResultsAreCompactedOnTheDevice) {
   const GeneratedCube cube = generate_machines_skewed(0.003, 5, {});
   std::vector<GpuOptions> configs(3);
-  configs[1].two_phase = "off";
-  configs[1].variant = "dense";
+  configs[1].two_phase = TwoPhase::off;
+  configs[1].variant = StoreKind::dense;
   configs[1].phf = 2;
-  configs[2].two_phase = "off";
-  configs[2].variant = "hash";
+  configs[2].two_phase = TwoPhase::off;
+  configs[2].variant = StoreKind::hash;
   for (Aggregate a : {Aggregate::sum, Aggregate::avg, Aggregate::max}) {
     const NamedQuery& m3 = cube.queries.back();
     AreaQuery q = parse_query_json(cube.schema, m3.json, m3.name);

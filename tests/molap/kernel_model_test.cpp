@@ -60,7 +60,7 @@ TEST(KernelModel, PredictionsFollowTheWarpEfficiency) {
   even.pairs = 18e6;
   even.warp_steps = even.pairs / 32 * 1.1;
   even.pages = even.cells / 256.0;
-  EXPECT_EQ(predict_kernels(even, c).front().kernel, "source");
+  EXPECT_EQ(predict_kernels(even, c).front().kernel, KernelKind::source);
   FanOutStats skewed = even;
   // One fact of each warp reaches 10,001 targets, the others 2.
   skewed.pairs = 1e6 / 32 * 10001 + 1e6 * 31 / 32 * 2;
@@ -68,7 +68,7 @@ TEST(KernelModel, PredictionsFollowTheWarpEfficiency) {
   skewed.uneven_pages = skewed.pages;
   skewed.uneven_pairs = skewed.pairs;
   skewed.uneven_steps = skewed.warp_steps;
-  EXPECT_NE(predict_kernels(skewed, c).front().kernel, "source");
+  EXPECT_NE(predict_kernels(skewed, c).front().kernel, KernelKind::source);
 }
 
 // The CPU answers first only where the work is small: few facts, and few
@@ -111,10 +111,10 @@ TEST(KernelModel, CopiesAreTheSlotBudgetOverTheArea) {
   KernelCosts c;
   c.hash_slot_budget = 0x1p40;
   c.dense_slot_budget = 0x1p40;
-  EXPECT_EQ(model_copies(c, GlobalStoreKind::hash, uint64_t{1} << 26), 64u);
-  EXPECT_EQ(model_copies(c, GlobalStoreKind::dense, uint64_t{1} << 26), 2u);
-  EXPECT_EQ(model_copies(c, GlobalStoreKind::dense, kMaxDenseSlots), 1u);
-  EXPECT_DOUBLE_EQ(slot_budget(c, GlobalStoreKind::dense), static_cast<double>(kMaxDenseSlots));
+  EXPECT_EQ(model_copies(c, StoreKind::hash, uint64_t{1} << 26), 64u);
+  EXPECT_EQ(model_copies(c, StoreKind::dense, uint64_t{1} << 26), 2u);
+  EXPECT_EQ(model_copies(c, StoreKind::dense, kMaxDenseSlots), 1u);
+  EXPECT_DOUBLE_EQ(slot_budget(c, StoreKind::dense), static_cast<double>(kMaxDenseSlots));
 }
 
 // The fitted budget gives each query its fastest copies where one budget

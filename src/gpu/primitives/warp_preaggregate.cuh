@@ -18,10 +18,9 @@
 #include <cuda_runtime.h>
 
 #include "accumulate.cuh"
+#include "gpuolap/gpu_options.hpp"  // Preagg
 
 namespace gpuolap::gpu {
-
-enum class Preagg { none, lane0, stride, match, run };
 
 constexpr unsigned kFullWarp = 0xffffffffu;
 

@@ -340,14 +340,6 @@ int lean_run_blocks_per_sm(StoreKind store, int fields, int dims, int block, siz
   return blocks;
 }
 
-size_t shared_store_bytes(int fields, uint64_t slots) {
-  size_t per_slot = 0;
-  if (fields & kSum) per_slot += 8;
-  if (fields & kMin) per_slot += 8;
-  if (fields & kMax) per_slot += 8;
-  if (fields & kCount) per_slot += 4;
-  return per_slot * slots;
-}
 
 int resident_blocks_per_sm(StoreKind store, Preagg preagg, int fields, bool lean, bool few_dims, int block,
                            size_t shared_bytes) {

@@ -6,15 +6,26 @@
 #include <cstdint>
 
 #include "molap/planning/device_map.hpp"
-#include "gpu/primitives/warp_preaggregate.cuh"
+#include "gpuolap/gpu_options.hpp"
 
 namespace gpuolap::gpu {
 
 struct TargetTable;
-struct KernelInput;
 struct Cell;
 
-enum class StoreKind { hash, dense, shared };
+// The cells a kernel over the facts visits.
+struct KernelInput {
+  const uint64_t* keys;
+  const double* values;
+  const uint32_t* cells;  // prefiltered cell indices, or nullptr for every cell
+  uint64_t n;             // cells to visit
+  // The thread-run kernel's page skipping (fused prefilter: cells is null):
+  // when not null, the kernel visits only these pages of `page_size` cells
+  // (ascending, page_size a multiple of its step), dealt evenly to its warps.
+  const uint32_t* pages = nullptr;
+  uint64_t page_count = 0;
+  uint64_t page_size = 0;
+};
 
 struct LaunchShape {
   int grid;
@@ -59,10 +70,6 @@ void launch_work_list(StoreKind store, Preagg preagg, int fields, const LaunchSh
                       const TargetTable& table);
 int work_list_blocks_per_sm(StoreKind store, Preagg preagg, int fields, bool few_dims, int block,
                             size_t shared_bytes);
-
-// Shared-memory bytes of a block's shared store of `slots` slots (targets x
-// replicas) for a field set.
-size_t shared_store_bytes(int fields, uint64_t slots);
 
 // Blocks of `block` threads that fit on one multiprocessor at once (few_dims:
 // the map has at most kFewDims dimensions, whose kernels are built apart).

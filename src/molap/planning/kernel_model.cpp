@@ -183,22 +183,20 @@ unsigned copies_for_budget(double budget, uint64_t targets) {
   return copies;
 }
 
-double slot_budget(const KernelCosts& c, GlobalStoreKind store) {
-  return store == GlobalStoreKind::hash ? c.hash_slot_budget
+double slot_budget(const KernelCosts& c, StoreKind store) {
+  return store == StoreKind::hash ? c.hash_slot_budget
                                     : std::min(c.dense_slot_budget, static_cast<double>(kMaxDenseSlots));
 }
 
-unsigned model_copies(const KernelCosts& c, GlobalStoreKind store, uint64_t targets) {
+unsigned model_copies(const KernelCosts& c, StoreKind store, uint64_t targets) {
   return copies_for_budget(slot_budget(c, store), targets);
 }
 
-const char* store_name(GlobalStoreKind store) { return store == GlobalStoreKind::hash ? "hash" : "dense"; }
-
-GpuOptions copies_study_options(GpuOptions base, GlobalStoreKind store, int copies) {
-  base.kernel = "source";
-  base.two_phase = "off";
-  base.preagg = "none";
-  base.variant = store_name(store);
+GpuOptions copies_study_options(GpuOptions base, StoreKind store, int copies) {
+  base.kernel = KernelKind::source;
+  base.two_phase = TwoPhase::off;
+  base.preagg = Preagg::none;
+  base.variant = store;
   base.phf = copies;
   return base;
 }
@@ -250,12 +248,12 @@ std::vector<KernelPrediction> predict_kernels(const FanOutStats& s, const Kernel
   // and it launches one child per share with any pair.
   const double cells = static_cast<double>(s.cells);
   std::vector<KernelPrediction> p{
-      {"source", cells * c.per_cell + s.warp_steps * c.per_warp_step},
-      {"work-list", 2 * cells * c.per_cell + s.pairs * c.per_pair},
-      {"cdp", cells * c.per_cell + s.pages * c.per_launch + s.pairs * c.per_child_pair},
+      {KernelKind::source, cells * c.per_cell + s.warp_steps * c.per_warp_step},
+      {KernelKind::work_list, 2 * cells * c.per_cell + s.pairs * c.per_pair},
+      {KernelKind::cdp, cells * c.per_cell + s.pages * c.per_launch + s.pairs * c.per_child_pair},
       // The hybrid's parent counts every cell's fan-out before it walks or
       // hands off the page: a second look at each cell.
-      {"hybrid", 2 * cells * c.per_cell + (s.warp_steps - s.uneven_steps) * c.per_warp_step +
+      {KernelKind::hybrid, 2 * cells * c.per_cell + (s.warp_steps - s.uneven_steps) * c.per_warp_step +
                      s.uneven_pages * c.per_launch + s.uneven_pairs * c.per_child_pair},
   };
   // Stable: a tie goes to the kernel listed first, the source kernel.

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "gpuolap/aggregation_map.hpp"
-#include "gpuolap/engine.hpp"
+#include "gpuolap/gpu_options.hpp"
 #include "gpuolap/fact_table.hpp"
 
 namespace gpuolap {
@@ -104,15 +104,14 @@ unsigned copies_for_budget(double budget, uint64_t targets);
 // at most kMaxDenseSlots slots (targets x copies), so its budget is capped
 // there: copies never push an area that fits with one copy out of it.
 constexpr uint64_t kMaxDenseSlots = uint64_t{1} << 27;
-enum class GlobalStoreKind { hash, dense };
-unsigned model_copies(const KernelCosts& c, GlobalStoreKind store, uint64_t targets);
-double slot_budget(const KernelCosts& c, GlobalStoreKind store);
-const char* store_name(GlobalStoreKind store);  // its --variant: hash, dense
+// A global store: StoreKind::hash or StoreKind::dense.
+unsigned model_copies(const KernelCosts& c, StoreKind store, uint64_t targets);
+double slot_budget(const KernelCosts& c, StoreKind store);
 
 // What a copies study (calibrate, bench --copies-sweep) times: the one-phase
 // source kernel without pre-aggregation, so that the copies alone spread
 // the contention, in `store` with `copies` per target (0: the model's).
-GpuOptions copies_study_options(GpuOptions base, GlobalStoreKind store, int copies);
+GpuOptions copies_study_options(GpuOptions base, StoreKind store, int copies);
 
 // One timed run of a copies study (calibrate, bench --copies-sweep): a
 // query's area, the copies its store had, and its time.
@@ -135,7 +134,7 @@ struct SlotBudgetFit {
 SlotBudgetFit fit_slot_budget(const std::vector<CopiesRun>& runs);
 
 struct KernelPrediction {
-  std::string kernel;  // source, work-list, cdp, hybrid
+  KernelKind kernel;
   double seconds;
 };
 

@@ -1,0 +1,16 @@
+#pragma once
+// Joins its arguments as text, numbers as a stream prints them: the gpu
+// engine's messages and plan text (fmt does not compile under nvcc).
+#include <sstream>
+#include <string>
+
+namespace gpuolap::gpu {
+
+template <class... Args>
+std::string text(const Args&... args) {
+  std::ostringstream out;
+  (out << ... << args);
+  return out.str();
+}
+
+}  // namespace gpuolap::gpu
