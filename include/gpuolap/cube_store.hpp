@@ -12,22 +12,6 @@ namespace gpuolap {
 
 inline constexpr uint32_t kStoreVersion = 1;
 
-// Serialises writers of one store: held from loading a store to saving it,
-// so concurrent writes neither lose updates nor tear the file. Creates the
-// directory if needed (`created()` says whether it did).
-class StoreLock {
- public:
-  explicit StoreLock(const std::filesystem::path& dir);
-  ~StoreLock();
-  StoreLock(const StoreLock&) = delete;
-  StoreLock& operator=(const StoreLock&) = delete;
-  bool created() const { return created_; }
-
- private:
-  int fd_ = -1;
-  bool created_ = false;
-};
-
 std::filesystem::path store_file(const std::filesystem::path& dir);
 bool store_exists(const std::filesystem::path& dir);
 void save_store(const std::filesystem::path& dir, const Schema& schema, const FactTable& facts,

@@ -12,6 +12,7 @@
 #include "gpuolap/cube_store.hpp"
 #include "gpuolap/fact_store.hpp"
 #include "gpuolap/progress.hpp"
+#include "gpuolap/store_lock.hpp"
 #include "gpuolap/write_ahead_log.hpp"
 
 namespace gpuolap {
@@ -54,20 +55,8 @@ class DurableCube {
   void checkpoint(const ProgressFn& progress = {});
 
  private:
-  // The store lock (the one StoreLock takes), given up when the cube closes.
-  class Lock {
-   public:
-    Lock(const std::filesystem::path& dir, const std::function<void()>& on_busy);
-    ~Lock();
-    Lock(const Lock&) = delete;
-    Lock& operator=(const Lock&) = delete;
-
-   private:
-    int fd_ = -1;
-  };
-
   std::filesystem::path dir_;
-  Lock lock_;
+  StoreLock lock_;
   uint64_t snapshot_checksum_;
   Cube snapshot_;  // the schema, and the facts until the store takes them
   FactStore store_;

@@ -15,31 +15,17 @@
 #include <span>
 #include <vector>
 
+#include "gpuolap/cell_write.hpp"
 #include "gpuolap/fact_table.hpp"
 #include "gpuolap/key_codec.hpp"
 
 namespace gpuolap {
 
-enum class WriteMode { set, add, remove };
-
-// One row of a write: the cell and, per measure, the value the row gives
-// (NaN for an empty field) and whether the row names that measure at all.
-struct CellWrite {
-  uint64_t key;
-  std::vector<double> values;
-  std::vector<bool> present;
-};
-
 class FactStore {
  public:
   FactStore(KeyCodec codec, FactTable table);
 
-  // set: measures the row names take its values (an empty field clears the
-  //      value); measures it does not name keep theirs.
-  // add: measures with a value in the row are added to the cell's (absent
-  //      counts as 0); others are unchanged.
-  // remove: the cell is deleted.
-  // A cell left without any value is not stored.
+  // Writes one row as write_cell (cell_write.hpp) says.
   void apply(WriteMode mode, const CellWrite& write);
   // The same for many rows at once, in row order: the rows are sorted and
   // merged with the main table in one pass, where the per-cell delta would

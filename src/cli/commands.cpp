@@ -16,6 +16,7 @@
 #include "gpuolap/durable_cube.hpp"
 #include "gpuolap/error.hpp"
 #include "gpuolap/generate.hpp"
+#include "gpuolap/store_lock.hpp"
 #include "progress.hpp"
 
 namespace gpuolap::cli {

@@ -21,7 +21,7 @@ namespace gpuolap::cli {
 
 namespace {
 
-std::unique_ptr<server::CubeService> open_service(const std::string& dir, const std::string& engine,
+std::unique_ptr<olap::CubeService> open_service(const std::string& dir, const std::string& engine,
                                                   uint64_t checkpoint_bytes) {
   auto cube = [&] {
     Progress progress("loading " + dir);
@@ -33,7 +33,7 @@ std::unique_ptr<server::CubeService> open_service(const std::string& dir, const 
   if (!r.problem.empty())
     std::cerr << fmt::format("gpuolap: warning: {}: {}{}\n", log_file(dir).string(), r.problem,
                              r.bytes_dropped ? fmt::format(" (the {} bytes are kept in cube.wal.bad)", r.bytes_dropped) : "");
-  return std::make_unique<server::CubeService>(std::move(cube), engine, checkpoint_bytes);
+  return std::make_unique<olap::CubeService>(std::move(cube), engine, checkpoint_bytes);
 }
 
 std::string read_token(const std::string& path) {

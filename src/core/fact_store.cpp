@@ -58,30 +58,9 @@ void FactStore::install(FactTable table, const std::vector<Written>& written) {
   main_ = std::make_shared<const FactTable>(std::move(table));
 }
 
-namespace {
-
-// Applies one row (value_of(m) for the measures it names) to a cell's
-// values, NaN meaning absent; returns whether the cell keeps any value.
-template <class ValueOf>
-bool write_cell(WriteMode mode, std::vector<double>& cell, const std::vector<bool>& present, ValueOf value_of) {
-  if (mode == WriteMode::remove) return false;
-  for (size_t m = 0; m < cell.size(); ++m) {
-    if (!present[m]) continue;
-    const double v = value_of(m);
-    if (mode == WriteMode::set) {
-      cell[m] = v;
-    } else if (has_value(v)) {
-      cell[m] = (has_value(cell[m]) ? cell[m] : 0.0) + v;
-    }
-  }
-  return std::any_of(cell.begin(), cell.end(), has_value);
-}
-
-}  // namespace
-
 void FactStore::apply(WriteMode mode, const CellWrite& write) {
   std::vector<double> cell = current(write.key).value_or(std::vector<double>(main_->measure_count(), kNoValue));
-  const bool keep = write_cell(mode, cell, write.present, [&](size_t m) { return write.values[m]; });
+  const bool keep = write_cell(mode, cell, write.values, write.present);
   delta_[write.key] = keep ? std::optional(std::move(cell)) : std::nullopt;
 }
 
@@ -104,6 +83,7 @@ void FactStore::apply(WriteMode mode, std::span<const uint64_t> keys, const std:
     for (size_t m = 0; m < measures; ++m) out_values[m].push_back(cell[m]);
   };
   std::vector<double> cell(measures);
+  std::vector<double> row(measures, kNoValue);
   size_t at = 0;  // next main cell
   for (size_t g = 0; g < order.size();) {
     const uint64_t key = keys[order[g]];
@@ -116,8 +96,9 @@ void FactStore::apply(WriteMode mode, std::span<const uint64_t> keys, const std:
     if (keep) ++at;
     // The rows of this cell, in row order.
     for (; g < order.size() && keys[order[g]] == key; ++g) {
-      keep = write_cell(mode, cell, present, [&](size_t m) { return values[m][order[g]]; });
-      if (!keep) std::fill(cell.begin(), cell.end(), kNoValue);  // deleted, or emptied
+      for (size_t m = 0; m < measures; ++m)
+        if (present[m]) row[m] = values[m][order[g]];
+      keep = write_cell(mode, cell, row, present);
     }
     if (keep) emit(key, cell);
     written.push_back({key, keep ? std::optional(cell) : std::nullopt});

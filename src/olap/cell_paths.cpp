@@ -1,13 +1,33 @@
-#include "cell_paths.hpp"
+#include "olap/cell_paths.hpp"
 
 #include <fmt/format.h>
 
 #include "gpuolap/error.hpp"
 #include "formats/json_parse.hpp"
 
-namespace gpuolap::server {
+namespace gpuolap::olap {
 
 using nlohmann::json;
+
+CellPath cell_path(const Schema& schema, std::vector<ElementId> elements) {
+  CellPath cell;
+  std::vector<uint32_t> bases;
+  for (size_t d = 0; d < elements.size(); ++d) {
+    const Dimension& dim = schema.dimension(d);
+    cell.base = cell.base && dim.element(elements[d]).is_base();
+    bases.push_back(dim.base_id(elements[d]));
+  }
+  if (cell.base) cell.key = schema.codec().encode(bases);
+  cell.elements = std::move(elements);
+  return cell;
+}
+
+std::vector<ElementId> key_elements(const Schema& schema, uint64_t key) {
+  std::vector<ElementId> elements;
+  for (size_t d = 0; d < schema.dimension_count(); ++d)
+    elements.push_back(schema.dimension(d).base_element(schema.codec().decode(key, d)));
+  return elements;
+}
 
 CellPath parse_cell_path(const Schema& schema, const json& path, const std::string& where) {
   std::vector<std::string> names;
@@ -20,18 +40,14 @@ CellPath parse_cell_path(const Schema& schema, const json& path, const std::stri
   if (names.size() != schema.dimension_count())
     throw InputError(fmt::format("{}: the path names {} elements; cube '{}' has {} dimensions", where, names.size(),
                                  schema.name(), schema.dimension_count()));
-  CellPath cell;
-  std::vector<uint32_t> bases;
+  std::vector<ElementId> elements;
   for (size_t d = 0; d < names.size(); ++d) {
     const Dimension& dim = schema.dimension(d);
     const auto e = dim.find(names[d]);
     if (!e) throw InputError(fmt::format("{}: dimension '{}' has no element '{}'", where, dim.name(), names[d]));
-    cell.elements.push_back(*e);
-    cell.base = cell.base && dim.element(*e).is_base();
-    bases.push_back(dim.base_id(*e));
+    elements.push_back(*e);
   }
-  if (cell.base) cell.key = schema.codec().encode(bases);
-  return cell;
+  return cell_path(schema, std::move(elements));
 }
 
 CellPath parse_cell_path_text(const Schema& schema, const std::string& text, const std::string& where) {
@@ -53,14 +69,7 @@ json path_names(const Schema& schema, const std::vector<ElementId>& elements) {
   return out;
 }
 
-json key_names(const Schema& schema, uint64_t key) {
-  json out = json::array();
-  for (size_t d = 0; d < schema.dimension_count(); ++d) {
-    const Dimension& dim = schema.dimension(d);
-    out.push_back(dim.element(dim.base_element(schema.codec().decode(key, d))).name);
-  }
-  return out;
-}
+json key_names(const Schema& schema, uint64_t key) { return path_names(schema, key_elements(schema, key)); }
 
 size_t find_measure_or_first(const Schema& schema, const std::string& name, const std::string& where) {
   if (name.empty()) return 0;
@@ -69,4 +78,4 @@ size_t find_measure_or_first(const Schema& schema, const std::string& name, cons
   return *m;
 }
 
-}  // namespace gpuolap::server
+}  // namespace gpuolap::olap

@@ -1,4 +1,4 @@
-#include "cube_service.hpp"
+#include "olap/cube_service.hpp"
 
 #include <fmt/format.h>
 
@@ -6,7 +6,7 @@
 
 #include "gpuolap/error.hpp"
 
-namespace gpuolap::server {
+namespace gpuolap::olap {
 
 namespace {
 
@@ -14,62 +14,6 @@ namespace {
 constexpr size_t kMaxGroup = 4096;
 
 }  // namespace
-
-// As FactStore::apply: set takes the named measures' values, add adds the
-// present ones (absent counting as 0), delete removes the cell; a cell left
-// without values is gone.
-void lay_over(Overlay& overlay, const CellReader& reader, const LogRecord& record, size_t measures) {
-  for (const WriteBatch& b : record.batches) {
-    for (size_t i = 0; i < b.size(); ++i) {
-      std::optional<std::vector<double>> cell = reader.cell(b.keys[i]);
-      if (b.mode == WriteMode::remove) {
-        overlay[b.keys[i]] = std::nullopt;
-        continue;
-      }
-      std::vector<double> v = cell.value_or(std::vector<double>(measures, kNoValue));
-      for (size_t m = 0; m < measures; ++m) {
-        if (!b.present[m]) continue;
-        const double x = b.values[m][i];
-        if (b.mode == WriteMode::set)
-          v[m] = x;
-        else if (has_value(x))
-          v[m] = (has_value(v[m]) ? v[m] : 0.0) + x;
-      }
-      if (std::any_of(v.begin(), v.end(), has_value))
-        overlay[b.keys[i]] = std::move(v);
-      else
-        overlay[b.keys[i]] = std::nullopt;
-    }
-  }
-}
-
-std::optional<std::vector<double>> CellReader::cell(uint64_t key) const {
-  if (auto it = overlay_.find(key); it != overlay_.end()) return it->second;
-  if (below_) return below_->cell(key);
-  const size_t i = table_->find(key);
-  if (i == table_->size()) return std::nullopt;
-  std::vector<double> v(table_->measure_count());
-  for (size_t m = 0; m < v.size(); ++m) v[m] = table_->values(m)[i];
-  return v;
-}
-
-void CellReader::for_each(const std::function<bool(uint64_t)>& wanted,
-                          const std::function<void(uint64_t, const double*)>& visit) const {
-  auto below_wanted = [&](uint64_t key) { return wanted(key) && !overlay_.count(key); };
-  if (below_) {
-    below_->for_each(below_wanted, visit);
-  } else {
-    const auto keys = table_->keys();
-    std::vector<double> v(table_->measure_count());
-    for (size_t i = 0; i < keys.size(); ++i) {
-      if (!below_wanted(keys[i])) continue;
-      for (size_t m = 0; m < v.size(); ++m) v[m] = table_->values(m)[i];
-      visit(keys[i], v.data());
-    }
-  }
-  for (const auto& [key, cell] : overlay_)
-    if (cell && wanted(key)) visit(key, cell->data());
-}
 
 CubeService::CubeService(std::unique_ptr<DurableCube> cube, std::string engine, uint64_t checkpoint_log_bytes)
     : cube_(std::move(cube)), engine_name_(std::move(engine)), checkpoint_log_bytes_(checkpoint_log_bytes) {
@@ -222,4 +166,4 @@ void CubeService::commit_group(std::vector<Request>& group) {
   }
 }
 
-}  // namespace gpuolap::server
+}  // namespace gpuolap::olap

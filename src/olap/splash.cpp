@@ -1,13 +1,14 @@
-#include "splash.hpp"
+#include "olap/splash.hpp"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "olap/over_limit.hpp"
 
-namespace gpuolap::server {
+namespace gpuolap::olap {
 
 namespace {
 
@@ -112,7 +113,7 @@ void resolve_assignment(const Schema& schema, const CellReader& reader, const Ce
   auto under_path = [&](uint64_t key) { return weight_of(key) != 0.0; };
   auto check_size = [&](double n) {
     if (n > static_cast<double>(max_cells))
-      throw olap::OverLimit("too_many_cells",
+      throw OverLimit("too_many_cells",
                      fmt::format("splashing cell {} would write {:.0f} base cells; the limit is {}", describe(schema, a.path),
                                  n, max_cells));
   };
@@ -170,4 +171,4 @@ void resolve_assignment(const Schema& schema, const CellReader& reader, const Ce
   record.batches.push_back(std::move(b));
 }
 
-}  // namespace gpuolap::server
+}  // namespace gpuolap::olap

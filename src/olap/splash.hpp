@@ -13,11 +13,11 @@
 // Mode delete on a consolidated cell deletes every base cell under it.
 #include <string>
 
-#include "cell_paths.hpp"
-#include "cube_service.hpp"
-#include "gpuolap/write_ahead_log.hpp"
+#include "olap/cell_paths.hpp"
+#include "olap/cell_overlay.hpp"
+#include "gpuolap/write.hpp"
 
-namespace gpuolap::server {
+namespace gpuolap::olap {
 
 enum class Splash { none, proportional, add, set };
 Splash parse_splash(const std::string& name, const std::string& where);
@@ -37,4 +37,4 @@ struct CellAssignment {
 void resolve_assignment(const Schema& schema, const CellReader& reader, const CellAssignment& a, uint64_t max_cells,
                         LogRecord& record);
 
-}  // namespace gpuolap::server
+}  // namespace gpuolap::olap

@@ -1,4 +1,4 @@
-#include "value_condition.hpp"
+#include "olap/value_condition.hpp"
 
 #include <fmt/format.h>
 
@@ -8,7 +8,7 @@
 
 #include "gpuolap/error.hpp"
 
-namespace gpuolap::server {
+namespace gpuolap::olap {
 
 ValueCondition::ValueCondition(const std::string& text) {
   auto fail = [&](const std::string& why) {
@@ -74,4 +74,4 @@ bool ValueCondition::operator()(double v) const {
   return false;
 }
 
-}  // namespace gpuolap::server
+}  // namespace gpuolap::olap

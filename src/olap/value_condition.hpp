@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-namespace gpuolap::server {
+namespace gpuolap::olap {
 
 class ValueCondition {
  public:
@@ -23,4 +23,4 @@ class ValueCondition {
   std::vector<std::vector<Comparison>> any_of_;  // or of ands
 };
 
-}  // namespace gpuolap::server
+}  // namespace gpuolap::olap

@@ -70,10 +70,4 @@ AreaQuery parse_area_request(const Schema& schema, const json& body, const std::
   return q;
 }
 
-double target_cells(const AreaQuery& query) {
-  double n = 1;
-  for (const auto& list : query.area) n *= static_cast<double>(list.size());
-  return n;
-}
-
 }  // namespace gpuolap::server

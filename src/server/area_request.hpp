@@ -17,7 +17,4 @@ namespace gpuolap::server {
 AreaQuery parse_area_request(const Schema& schema, const nlohmann::json& body, const std::string& where,
                              const std::vector<std::string>& extra_fields = {});
 
-// Target cells of an area (as a double: it may exceed 2^64).
-double target_cells(const AreaQuery& query);
-
 }  // namespace gpuolap::server

@@ -11,6 +11,8 @@
 #include "api_error.hpp"
 #include "area_request.hpp"
 #include "olap/cell_paths.hpp"
+#include "olap/export_scan.hpp"
+#include "olap/over_limit.hpp"
 #include "gpuolap/aggregation_map.hpp"
 #include "gpuolap/formats.hpp"
 #include "olap/splash.hpp"
@@ -19,6 +21,21 @@
 namespace gpuolap::server {
 
 using nlohmann::json;
+using olap::CellAssignment;
+using olap::CellPath;
+using olap::CellReader;
+using olap::CubeService;
+using olap::Overlay;
+using olap::ServiceStats;
+using olap::ValueCondition;
+using olap::WriteOutcome;
+using olap::find_measure_or_first;
+using olap::lay_over;
+using olap::parse_cell_path;
+using olap::parse_cell_path_text;
+using olap::parse_splash;
+using olap::path_names;
+using olap::resolve_assignment;
 
 namespace {
 
@@ -97,13 +114,6 @@ std::optional<double> cell_value(CubeService& service, const FactTable& facts, c
   const AreaResult r = service.run(facts, map, q);
   if (r.targets.empty()) return std::nullopt;
   return r.values[0];
-}
-
-void check_area_size(const AreaQuery& q, uint64_t limit) {
-  const double n = target_cells(q);
-  if (n > static_cast<double>(limit))
-    throw ApiError(413, "too_many_cells",
-                   fmt::format("the area has {:.0f} target cells; the limit is {}", n, limit));
 }
 
 json cell_answer(const Schema& schema, const AreaQuery& q, const AggregationMap& map, const AreaResult& r, size_t i) {
@@ -246,7 +256,7 @@ json CubeApi::values(const json& request) const {
     for (size_t d = 0; d < c.elements.size(); ++d)
       if (position[d].emplace(c.elements[d], static_cast<uint32_t>(q.area[d].size())).second) q.area[d].push_back(c.elements[d]);
   }
-  if (consolidated > 1 && target_cells(q) <= static_cast<double>(limits_.max_cells)) {
+  if (consolidated > 1 && olap::target_cells(q) <= static_cast<double>(limits_.max_cells)) {
     const AggregationMap map(schema, q);
     const AreaResult r = service_.run(*facts, map, q);
     for (size_t i = 0; i < cells.size(); ++i) {
@@ -276,7 +286,7 @@ json CubeApi::area(const json& request) const {
   const std::string where = "cell/area";
   const Schema& schema = service_.schema();
   const AreaQuery q = parse_area_request(schema, request, where);
-  check_area_size(q, limits_.max_cells);
+  olap::check_area_cells(q, limits_.max_cells);
   const AggregationMap map(schema, q);
   const auto facts = service_.snapshot();
   const AreaResult r = service_.run(*facts, map, q);
@@ -308,90 +318,31 @@ json CubeApi::export_cells(const json& request) const {
   const std::string condition_text = string_field(request, "condition", where);
   const ValueCondition condition = condition_text.empty() ? ValueCondition() : ValueCondition(condition_text);
   const bool base_only = bool_field(request, "base_only", true, where);
-  const auto resume = request.find("path");
 
-  json cells = json::array();
-  json next = nullptr;
-  uint64_t scanned = 0, total = 0;
   const auto facts = service_.snapshot();
-  if (base_only) {
-    // The filled base cells under the area, in key order.
-    std::vector<std::vector<bool>> allowed(schema.dimension_count());
-    for (size_t d = 0; d < allowed.size(); ++d) {
-      const Dimension& dim = schema.dimension(d);
-      allowed[d].assign(dim.base_count(), false);
-      for (ElementId e : q.area[d])
-        for (const auto& [b, w] : dim.base_weights(e)) allowed[d][b] = true;
-    }
-    const auto keys = facts->keys();
-    const auto values = facts->values(q.measure);
-    size_t i = 0;
-    if (resume != request.end()) {
-      const CellPath after = resume->is_string() ? parse_cell_path_text(schema, resume->get<std::string>(), where + ": path")
-                                                 : parse_cell_path(schema, *resume, where + ": path");
-      if (!after.base) throw InputError(where + ": \"path\" must name a base cell when exporting base cells");
-      i = static_cast<size_t>(std::upper_bound(keys.begin(), keys.end(), after.key) - keys.begin());
-    }
-    const KeyCodec& codec = schema.codec();
-    for (; i < keys.size(); ++i) {
-      if (cells.size() == blocksize) {
-        next = cells.back()["path"];
-        break;
-      }
-      bool in = has_value(values[i]) && condition(values[i]);
-      for (size_t d = 0; d < allowed.size() && in; ++d) in = allowed[d][codec.decode(keys[i], d)];
-      if (in) cells.push_back({{"path", key_names(schema, keys[i])}, {"value", values[i]}});
-    }
-    scanned = i;
-    total = keys.size();
-  } else {
-    // The non-empty cells of the area, aggregated, in area order. A page
-    // resumes after a path, so a path must name one cell of the area.
-    for (size_t d = 0; d < q.area.size(); ++d) {
-      std::vector<ElementId> sorted = q.area[d];
-      std::sort(sorted.begin(), sorted.end());
-      if (const auto twice = std::adjacent_find(sorted.begin(), sorted.end()); twice != sorted.end())
-        throw InputError(fmt::format("{}: area: dimension '{}' lists '{}' twice; an aggregated export resumes after a "
-                                     "path, which must name one cell",
-                                     where, schema.dimension(d).name(), schema.dimension(d).element(*twice).name));
-    }
-    check_area_size(q, limits_.max_cells);
-    const AggregationMap map(schema, q);
-    const AreaResult r = service_.run(*facts, map, q);
-    size_t i = 0;
-    if (resume != request.end()) {
-      const CellPath after = resume->is_string() ? parse_cell_path_text(schema, resume->get<std::string>(), where + ": path")
-                                                 : parse_cell_path(schema, *resume, where + ": path");
-      uint64_t target = 0;
-      for (size_t d = 0; d < schema.dimension_count(); ++d) {
-        const auto& list = q.area[d];
-        const auto at = std::find(list.begin(), list.end(), after.elements[d]);
-        if (at == list.end())
-          throw InputError(fmt::format("{}: \"path\" is not in the area: dimension '{}' does not list '{}'", where,
-                                       schema.dimension(d).name(), schema.dimension(d).element(after.elements[d]).name));
-        target += static_cast<uint64_t>(at - list.begin()) * map.stride(d);
-      }
-      i = static_cast<size_t>(std::upper_bound(r.targets.begin(), r.targets.end(), target) - r.targets.begin());
-    }
-    for (; i < r.targets.size(); ++i) {
-      if (cells.size() == blocksize) {
-        next = cells.back()["path"];
-        break;
-      }
-      if (condition(r.values[i])) cells.push_back(cell_answer(schema, q, map, r, i));
-    }
-    scanned = i;
-    total = r.targets.size();
-  }
+  const olap::ExportScan scan(schema, *facts, q, base_only, limits_.max_cells,
+                              [this](const FactTable& f, const AggregationMap& m, const AreaQuery& query) {
+                                return service_.run(f, m, query);
+                              },
+                              where);
+  std::optional<CellPath> after;
+  if (const auto resume = request.find("path"); resume != request.end())
+    after = resume->is_string() ? parse_cell_path_text(schema, resume->get<std::string>(), where + ": path")
+                                : parse_cell_path(schema, *resume, where + ": path");
+  const olap::ExportPage page = scan.page(after, blocksize, condition);
+  json cells = json::array();
+  for (const olap::ExportedCell& c : page.cells)
+    cells.push_back({{"path", path_names(schema, c.path)}, {"value", base_only ? json(c.value) : number(c.value, q.aggregate)}});
+  json next = page.next ? path_names(schema, page.next->elements) : json(nullptr);
   json dims = json::array();
   for (const Dimension& d : schema.dimensions()) dims.push_back(d.name());
   return json{{"dimensions", std::move(dims)},
               {"measure", schema.measures()[q.measure]},
               {"aggregate", base_only ? "value" : aggregate_name(q.aggregate)},
               {"cells", std::move(cells)},
-              {"done", next.is_null()},
+              {"done", page.done()},
               {"next", std::move(next)},
-              {"progress", {{"scanned", scanned}, {"total", total}}}};
+              {"progress", {{"scanned", page.scanned}, {"total", page.total}}}};
 }
 
 namespace {

@@ -18,7 +18,7 @@ struct Limits {
 
 class CubeApi {
  public:
-  CubeApi(CubeService& service, Limits limits) : service_(service), limits_(limits) {}
+  CubeApi(olap::CubeService& service, Limits limits) : service_(service), limits_(limits) {}
   const Limits& limits() const { return limits_; }
   const Schema& schema() const { return service_.schema(); }
 
@@ -41,7 +41,7 @@ class CubeApi {
   nlohmann::json save() const;
 
  private:
-  CubeService& service_;
+  olap::CubeService& service_;
   Limits limits_;
 };
 

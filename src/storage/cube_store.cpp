@@ -7,7 +7,6 @@
 #include "gpuolap/formats.hpp"
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <sys/stat.h>
 #include <fmt/format.h>
 #include <unistd.h>
@@ -118,22 +117,6 @@ class StoreWriter {
 };
 
 }  // namespace
-
-StoreLock::StoreLock(const fs::path& dir) {
-  std::error_code ec;
-  created_ = !fs::exists(dir);
-  fs::create_directories(dir, ec);
-  if (ec) throw InputError(fmt::format("{}: cannot create directory: {}", dir.string(), ec.message()));
-  fd_ = ::open((dir / "lock").c_str(), O_RDWR | O_CREAT, 0644);
-  if (fd_ < 0) throw InputError(fmt::format("{}: cannot open the lock file: {}", dir.string(), std::strerror(errno)));
-  while (::flock(fd_, LOCK_EX) != 0) {
-    if (errno != EINTR) throw InputError(fmt::format("{}: cannot lock the store: {}", dir.string(), std::strerror(errno)));
-  }
-}
-
-StoreLock::~StoreLock() {
-  if (fd_ >= 0) ::close(fd_);  // closing releases the lock
-}
 
 fs::path store_file(const fs::path& dir) { return dir / "cube.gpuolap"; }
 

@@ -1,12 +1,7 @@
 #include "gpuolap/durable_cube.hpp"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/file.h>
-#include <unistd.h>
 
-#include <cerrno>
-#include <cstring>
 #include <fstream>
 
 #include "gpuolap/error.hpp"
@@ -40,29 +35,17 @@ std::string describe(const LogContents& log, uint64_t snapshot_checksum) {
                      log.file_bytes - log.valid_bytes);
 }
 
-}  // namespace
-
-DurableCube::Lock::Lock(const fs::path& dir, const std::function<void()>& on_busy) {
+// The lock of a store that must exist already: taking it must not create one.
+StoreLock lock_existing_store(const fs::path& dir, const std::function<void()>& on_busy) {
   if (!store_exists(dir)) throw InputError(fmt::format("{}: no cube store here", dir.string()));
-  fd_ = ::open((dir / "lock").c_str(), O_RDWR | O_CREAT, 0644);
-  if (fd_ < 0) throw InputError(fmt::format("{}: cannot open the lock file: {}", dir.string(), std::strerror(errno)));
-  if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) return;
-  try {
-    if (errno != EWOULDBLOCK) throw InputError(fmt::format("{}: cannot lock the store: {}", dir.string(), std::strerror(errno)));
-    if (on_busy) on_busy();
-    while (::flock(fd_, LOCK_EX) != 0)
-      if (errno != EINTR) throw InputError(fmt::format("{}: cannot lock the store: {}", dir.string(), std::strerror(errno)));
-  } catch (...) {
-    ::close(fd_);
-    throw;
-  }
+  return StoreLock(dir, on_busy);
 }
 
-DurableCube::Lock::~Lock() { ::close(fd_); }
+}  // namespace
 
 DurableCube::DurableCube(const fs::path& dir, const ProgressFn& progress, const std::function<void()>& on_busy)
     : dir_(dir),
-      lock_(dir, on_busy),
+      lock_(lock_existing_store(dir, on_busy)),
       snapshot_checksum_(store_checksum(dir)),
       snapshot_(load_store(dir, progress)),
       store_(snapshot_.schema.codec(), std::move(snapshot_.facts)) {

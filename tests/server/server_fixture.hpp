@@ -13,41 +13,16 @@
 #include "server/cube_api.hpp"
 #include "gpuolap/cube_store.hpp"
 #include "gpuolap/durable_cube.hpp"
-#include "gpuolap/formats.hpp"
+#include "olap/shop_cube.hpp"
 #include "server/http_api.hpp"
 #include "support/test_path.hpp"
 
 namespace gpuolap::server::testing {
 
-// Product: All = a + 2 b; Pair = a + c; Diff = a - c. Year: Y = 2024 + 2025.
-inline const char* kShopSchema = R"({"name": "Shop", "dimensions": [
-  {"name": "Product", "elements": [
-     {"name": "All", "children": [{"name": "a"}, {"name": "b", "weight": 2}]},
-     {"name": "Pair", "children": [{"name": "a"}, {"name": "c"}]},
-     {"name": "a"}, {"name": "b"}, {"name": "c"},
-     {"name": "Diff", "children": [{"name": "a"}, {"name": "c", "weight": -1}]}]},
-  {"name": "Year", "elements": [{"name": "Y", "children": [{"name": "2024"}, {"name": "2025"}]},
-                                {"name": "2024"}, {"name": "2025"}]}],
-  "measures": ["Sales", "Units"]})";
-
-// (a,2024) 10 / 1 unit, (b,2024) 20, (a,2025) 30, (c,2025) 5.
+// The Shop cube (olap/shop_cube.hpp) as a store.
 inline void write_shop_store(const std::filesystem::path& dir) {
-  const Schema s = parse_schema_json(kShopSchema, "shop schema");
-  auto key = [&](uint32_t p, uint32_t y) {
-    const uint32_t ids[] = {p, y};
-    return s.codec().encode(ids);
-  };
-  std::vector<std::pair<uint64_t, std::pair<double, double>>> cells{
-      {key(0, 0), {10, 1}}, {key(1, 0), {20, kNoValue}}, {key(0, 1), {30, kNoValue}}, {key(2, 1), {5, kNoValue}}};
-  std::sort(cells.begin(), cells.end());
-  std::vector<uint64_t> keys;
-  std::vector<std::vector<double>> values(2);
-  for (const auto& [k, v] : cells) {
-    keys.push_back(k);
-    values[0].push_back(v.first);
-    values[1].push_back(v.second);
-  }
-  save_store(dir, s, FactTable(s.codec(), keys, values));
+  const Cube shop = ::gpuolap::testing::shop_cube();
+  save_store(dir, shop.schema, shop.facts);
 }
 
 // A test of the gpuolap command on the Shop cube, stored in dir_ / "cube".
@@ -79,7 +54,7 @@ class ServerTest : public ::testing::Test {
   }
 
   void start(Limits limits = {}, const std::string& token = "", uint64_t checkpoint_bytes = uint64_t{1} << 30) {
-    service_ = std::make_unique<CubeService>(std::make_unique<DurableCube>(dir_), "cpu-serial", checkpoint_bytes);
+    service_ = std::make_unique<olap::CubeService>(std::make_unique<DurableCube>(dir_), "cpu-serial", checkpoint_bytes);
     api_ = std::make_unique<CubeApi>(*service_, limits);
     HttpOptions options;
     options.port = 0;
@@ -129,7 +104,7 @@ class ServerTest : public ::testing::Test {
   }
 
   std::filesystem::path dir_;
-  std::unique_ptr<CubeService> service_;
+  std::unique_ptr<olap::CubeService> service_;
   std::unique_ptr<CubeApi> api_;
   std::unique_ptr<HttpApi> http_;
   std::thread thread_;
