@@ -13,6 +13,7 @@
 #include <tuple>
 
 #include "molap/cpu_engines.hpp"
+#include "molap/gpu/gpu_engine.hpp"
 #include "gpu/runtime/device_info.hpp"
 #include "gpuolap/error.hpp"
 #include "gpuolap/fact_store.hpp"
@@ -100,6 +101,26 @@ std::vector<GpuOptions> main_variants() {
 }
 
 // The pair kernels (work list, CDP, hybrid) under their knobs.
+// Two engines on one GPU, each with its own device context (the seam for
+// several GPUs), take turns on the same queries and answer as cpu-serial.
+TEST(GpuEngine, TwoEnginesOnOneGpuAnswerSideBySide) {
+  const std::unique_ptr<Engine> engines[] = {make_gpu_engine({}, "gpu", 0), make_gpu_engine({}, "gpu", 0)};
+  for (uint64_t seed = 1; seed <= 6; ++seed) {
+    const RandomCube cube = random_cube(seed);
+    std::mt19937_64 rng(seed);
+    for (int q = 0; q < 4; ++q) {
+      const AreaQuery query = random_query(rng, cube.schema);
+      const AggregationMap map(cube.schema, query);
+      if (!gpu_engine_limit(cube.facts, map).empty()) continue;
+      const AreaResult want = CpuSerialEngine().run(cube.facts, map, query);
+      const AreaResult magnitudes = contribution_magnitudes(cube.facts, map, query.measure);
+      for (const auto& engine : engines)
+        EXPECT_EQ(compare_results(want, engine->run(cube.facts, map, query), query.aggregate, magnitudes), "")
+            << "seed " << seed << " query " << q;
+    }
+  }
+}
+
 TEST(GpuEngine, PairKernelsEqualCpuSerialOnRandomCubes) {
   // Each kernel must answer most of its runs (a shared store may not fit).
   for (KernelKind kernel : {KernelKind::work_list, KernelKind::cdp, KernelKind::hybrid}) {

@@ -122,7 +122,7 @@ std::string gpu_engine_limit(const FactTable& facts, const AggregationMap& map) 
   return "";
 }
 
-std::unique_ptr<Engine> make_gpu_engine(const GpuOptions& options, const std::string& name) {
+std::unique_ptr<Engine> make_gpu_engine(const GpuOptions& options, const std::string& name, int device) {
   GpuOptions o = options;
   if (name == "gpu-cdp") {
     // The CDP engine: the thesis' CDP kernel, or the hybrid.
@@ -137,7 +137,7 @@ std::unique_ptr<Engine> make_gpu_engine(const GpuOptions& options, const std::st
     throw InputError("--block must be a multiple of 32 between 32 and 1024");
   if (o.grid < 0) throw InputError("--grid must be positive (0 lets the engine choose)");
   if (!(o.store_memory_mb >= 0)) throw InputError("--store-memory must be a size in MiB (0 lets the engine choose)");
-  return std::make_unique<gpu::GpuEngine>(o, name);
+  return std::make_unique<gpu::GpuEngine>(o, name, device);
 }
 
 }  // namespace gpuolap

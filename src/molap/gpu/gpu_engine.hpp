@@ -8,9 +8,11 @@
 
 namespace gpuolap {
 
-// `name` is gpu, or gpu-cdp (the CDP kernels: --kernel cdp or hybrid).
-// Throws InputError for an unknown knob value.
-std::unique_ptr<Engine> make_gpu_engine(const GpuOptions& options, const std::string& name = "gpu");
+// `name` is gpu, or gpu-cdp (the CDP kernels: --kernel cdp or hybrid), on
+// GPU `device` (-1: the current one). Each engine has a device context of
+// its own (gpu/runtime/device_context.cuh), so several, on one GPU or on
+// several, live side by side. Throws InputError for a knob out of range.
+std::unique_ptr<Engine> make_gpu_engine(const GpuOptions& options, const std::string& name = "gpu", int device = -1);
 
 // Why the gpu engine cannot answer a query over these facts, or "" if it can.
 std::string gpu_engine_limit(const FactTable& facts, const AggregationMap& map);
