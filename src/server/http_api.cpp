@@ -90,6 +90,26 @@ HttpApi::HttpApi(CubeApi& api, HttpOptions options)
   http_->set_payload_max_length(api_.limits().max_body_bytes);
   http_->set_keep_alive_max_count(100000);
   http_->set_tcp_nodelay(true);
+  // httplib's default also sets SO_REUSEPORT, with which a second server
+  // binds the same port and the kernel deals requests to both, each with
+  // its own cube. SO_REUSEADDR alone lets a restarted server bind at once
+  // and a second one fail.
+  http_->set_socket_options([](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
+  // A compressed body would be inflated by httplib past --max-body-bytes
+  // (the limit counts the bytes on the wire): refused before it is read.
+  http_->set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
+    const std::string encoding = req.get_header_value("Content-Encoding");
+    if (encoding.empty() || encoding == "identity") return httplib::Server::HandlerResponse::Unhandled;
+    send_error(res, 415, "unsupported_encoding",
+               fmt::format("request bodies with Content-Encoding '{}' are not accepted; send the body uncompressed",
+                           encoding.substr(0, 64)));
+    // The body is left unread: the connection cannot carry another request.
+    res.set_header("Connection", "close");
+    return httplib::Server::HandlerResponse::Handled;
+  });
 
   using Handler = std::function<void(const httplib::Request&, httplib::Response&)>;
   // Every handler answers through this: input errors become 4xx answers,

@@ -470,5 +470,25 @@ TEST_F(HttpApiTest, ALogPastTheThresholdBecomesASnapshot) {
   EXPECT_EQ(value("b,2025"), 30.0);
 }
 
+// The body limit counts the bytes on the wire, which a compressed body
+// would multiply when inflated: such bodies are refused unread, and the
+// server goes on answering (issue 24, item 1).
+TEST_F(HttpApiTest, CompressedRequestBodiesAreRefusedBeforeTheyAreInflated) {
+  Limits limits;
+  limits.max_body_bytes = 4096;
+  start(limits);
+  // 1 MB of spaces in a JSON string gzips to about 1 KB, under the limit.
+  const std::string body = R"({"paths": [")" + std::string(1 << 20, ' ') + R"("]})";
+  httplib::Client gzip("127.0.0.1", port_);
+  gzip.set_compress(true);
+  const httplib::Result r = gzip.Post("/cell/values", body, "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 415) << r->body;
+  const nlohmann::json answer = nlohmann::json::parse(r->body, nullptr, false);
+  EXPECT_EQ(answer["error"], "unsupported_encoding") << r->body;
+  EXPECT_NE(answer["detail"].get<std::string>().find("Content-Encoding 'gzip'"), std::string::npos) << r->body;
+  EXPECT_EQ(value("a,2025"), 30.0);
+}
+
 }  // namespace
 }  // namespace gpuolap::server::testing

@@ -18,9 +18,11 @@ class ServeCommandTest : public ShopCubeCommandTest {
   ServeCommandTest() : ShopCubeCommandTest("serve_test") {}
 
   // Runs `gpuolap serve` expecting it to refuse to start: (exit status, stderr).
+  // A server that starts instead is stopped after 20 s (exit 124).
   std::pair<int, std::string> refused(const std::string& args) {
     const std::string err = (dir_ / "err.txt").string();
-    const int raw = std::system((std::string(GPUOLAP_BINARY) + " serve " + args + " 2>" + err + " </dev/null").c_str());
+    const int raw =
+        std::system(("timeout 20 " + std::string(GPUOLAP_BINARY) + " serve " + args + " 2>" + err + " </dev/null").c_str());
     std::ifstream in(err);
     return {WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, std::string(std::istreambuf_iterator<char>(in), {})};
   }
@@ -64,6 +66,20 @@ TEST_F(ServeCommandTest, StartUpErrorsExit2NamingTheProblem) {
   std::tie(status, err) = refused("--cube " + (dir_ / "cube").string() + " --port 0");
   EXPECT_EQ(status, 2);
   EXPECT_NE(err.find("in use by another process"), std::string::npos) << err;
+}
+
+// A second server on a port in use, even over another cube, is refused:
+// otherwise the kernel deals the port's requests to both (issue 24, item 0).
+TEST_F(ServeCommandTest, APortInUseIsRefused) {
+  write_shop_store(dir_ / "other");
+  ServerProcess first;
+  ASSERT_TRUE(first.start(dir_ / "cube", dir_ / "serve.err"));
+  const std::string port = std::to_string(first.port());
+  const auto [status, err] = refused("--cube " + (dir_ / "other").string() + " --port " + port);
+  EXPECT_EQ(status, 2);
+  EXPECT_NE(err.find("cannot listen on 127.0.0.1:" + port + " (in use"), std::string::npos) << err;
+  httplib::Client client("127.0.0.1", first.port());
+  EXPECT_EQ(client.Get("/server/info")->status, 200);
 }
 
 }  // namespace
