@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <fstream>
 
 #include "gpuolap/error.hpp"
+#include "new_file.hpp"
 
 namespace gpuolap {
 
@@ -12,12 +14,21 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Keeps the bytes of a log's bad tail beside the store, for a person to look at.
+// Keeps the bytes of a log's bad tail beside the store, for a person to
+// look at: best effort, as a copy that cannot be written loses nothing.
 void keep_bad_tail(const fs::path& dir, const fs::path& log, uint64_t from) {
   std::ifstream in(log, std::ios::binary);
   in.seekg(static_cast<std::streamoff>(from));
-  std::ofstream out(dir / "cube.wal.bad", std::ios::binary | std::ios::trunc);
-  out << in.rdbuf();
+  const std::string bytes{std::istreambuf_iterator<char>(in), {}};
+  const int fd = create_new_file(dir / "cube.wal.bad");
+  if (fd < 0) return;
+  for (size_t at = 0; at < bytes.size();) {
+    const ssize_t n = ::write(fd, bytes.data() + at, bytes.size() - at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    at += static_cast<size_t>(n);
+  }
+  ::close(fd);
 }
 
 bool stale(const LogContents& log, uint64_t snapshot_checksum) {

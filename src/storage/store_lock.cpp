@@ -19,7 +19,7 @@ StoreLock::StoreLock(const fs::path& dir, const std::function<void()>& on_busy) 
   created_ = !fs::exists(dir);
   fs::create_directories(dir, ec);
   if (ec) throw InputError(fmt::format("{}: cannot create directory: {}", dir.string(), ec.message()));
-  fd_ = ::open((dir / "lock").c_str(), O_RDWR | O_CREAT, 0644);
+  fd_ = ::open((dir / "lock").c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd_ < 0) throw InputError(fmt::format("{}: cannot open the lock file: {}", dir.string(), std::strerror(errno)));
   if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) return;
   try {

@@ -7,10 +7,12 @@
 #include <xxhash.h>
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 
 #include "fsync_directory.hpp"
+#include "new_file.hpp"
 #include "gpuolap/error.hpp"
 
 namespace gpuolap {
@@ -102,6 +104,11 @@ std::string decode_payload(const char* data, size_t size, const Schema& schema, 
       b.values[m].resize(n);
       if (n > 0) std::memcpy(b.values[m].data(), r.p, n * 8);
       r.p += n * 8;
+      // A live write never stores an infinity (NaN is an empty field): a
+      // record carrying one was not written by a write that was accepted.
+      for (uint64_t i = 0; i < n; ++i)
+        if (std::isinf(b.values[m][i]))
+          return fmt::format("cell key {:#x} has the value {} for measure {}", b.keys[i], b.values[m][i], m + 1);
     }
     record.batches.push_back(std::move(b));
   }
@@ -203,7 +210,7 @@ LogContents read_log(const fs::path& path, const Schema& schema) {
 
 void WriteAheadLog::create(const fs::path& path, uint64_t base_checksum) {
   const fs::path temp = fs::path(path).concat(".tmp");
-  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  const int fd = create_new_file(temp);
   if (fd < 0) fail(temp, "open");
   const std::string h = header_bytes(base_checksum);
   try {
@@ -220,7 +227,7 @@ void WriteAheadLog::create(const fs::path& path, uint64_t base_checksum) {
 
 WriteAheadLog::WriteAheadLog(const fs::path& path, uint64_t valid_bytes, uint64_t next_sequence)
     : path_(path), bytes_(valid_bytes), next_sequence_(next_sequence) {
-  fd_ = ::open(path.c_str(), O_WRONLY);
+  fd_ = ::open(path.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC);  // never through a link
   if (fd_ < 0) fail(path, "open");
   struct stat st{};
   if (::fstat(fd_, &st) != 0) fail(path, "stat");

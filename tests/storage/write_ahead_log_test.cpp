@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <fstream>
+#include <limits>
 
 #include "gpuolap/durable_cube.hpp"
 #include "gpuolap/error.hpp"
@@ -115,6 +117,44 @@ TEST_F(WriteAheadLogTest, ATornTailAtAnyByteIsReportedAndNothingOfItApplied) {
   DurableCube cube(dir_);
   EXPECT_EQ(cube.recovery().records_replayed, 3u);
   EXPECT_EQ(cube.recovery().problem, "");
+}
+
+// Recovery writes the bad tail into a new cube.wal.bad: a link planted
+// under that name is replaced, and the file it points to is left alone
+// (issue 24, item 4).
+TEST_F(WriteAheadLogTest, RecoveryNeverWritesThroughALinkInTheStore) {
+  const std::vector<uint64_t> sizes = write_records(2);
+  set_log_bytes(log_bytes().substr(0, sizes[1] - 3));  // record 2 torn
+  const fs::path victim = dir_.parent_path() / (dir_.filename().string() + "-victim");
+  std::ofstream(victim) << "precious";
+  fs::create_symlink(victim, dir_ / "cube.wal.bad");
+  DurableCube cube(dir_);
+  EXPECT_EQ(cube.recovery().records_replayed, 1u);
+  std::ifstream in(victim);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "precious");
+  EXPECT_FALSE(fs::is_symlink(dir_ / "cube.wal.bad"));
+  EXPECT_EQ(fs::file_size(dir_ / "cube.wal.bad"), sizes[1] - 3 - sizes[0]);
+  fs::remove(victim);
+}
+
+// A record whose checksum matches but whose values no live write could
+// have stored (an infinity) is not replayed, nor anything after it
+// (issue 24, item 5).
+TEST_F(WriteAheadLogTest, ARecordCarryingAnInfinityIsNotReplayed) {
+  write_records(2);
+  {
+    DurableCube cube(dir_);
+    LogRecord r = add(cube.schema(), 2, std::numeric_limits<double>::infinity());
+    cube.append(r);
+    LogRecord after = add(cube.schema(), 2, 1);
+    cube.append(after);
+    cube.sync();
+  }
+  DurableCube cube(dir_);
+  EXPECT_EQ(cube.recovery().records_replayed, 2u);
+  EXPECT_NE(cube.recovery().problem.find("record 3 at byte"), std::string::npos) << cube.recovery().problem;
+  EXPECT_NE(cube.recovery().problem.find("the value inf"), std::string::npos) << cube.recovery().problem;
+  for (double v : cube.store().table().values(0)) EXPECT_TRUE(std::isfinite(v));
 }
 
 TEST_F(WriteAheadLogTest, ACorruptRecordStopsReplayThere) {
