@@ -24,8 +24,15 @@ inline constexpr uint64_t kCheckpointLogBytes = uint64_t{64} << 20;
 struct Recovery {
   uint64_t records_replayed = 0;
   uint64_t bytes_dropped = 0;  // of a torn or corrupt tail, or of a stale log
+  uint64_t records_discarded = 0;  // whole records after corruption, set aside (discard_after_corruption)
   std::string problem;         // what was wrong with the log, in words; "" when nothing
 };
+
+// What opening does with a log that is corrupt before its end while whole
+// records follow the corruption (not a torn tail): refuse to open the store,
+// changing nothing (the default), or replay up to the corruption and set
+// the rest aside (--recovery discard-after-corruption).
+enum class LogRecovery { refuse_corruption, discard_after_corruption };
 
 // A cube store open for writing: holds the store lock while it lives.
 class DurableCube {
@@ -35,7 +42,8 @@ class DurableCube {
   // the log: a bad tail is cut off (its bytes kept in cube.wal.bad) and a
   // missing or stale log is replaced by an empty one.
   explicit DurableCube(const std::filesystem::path& dir, const ProgressFn& progress = {},
-                       const std::function<void()>& on_busy = {});
+                       const std::function<void()>& on_busy = {},
+                       LogRecovery recovery = LogRecovery::refuse_corruption);
   ~DurableCube();
   DurableCube(const DurableCube&) = delete;
   DurableCube& operator=(const DurableCube&) = delete;
@@ -67,6 +75,7 @@ class DurableCube {
 // The schema and merged facts of a store with its log replayed, for commands
 // that only read; `warn` gets the log's problem, if any.
 Cube load_cube_with_log(const std::filesystem::path& dir, const ProgressFn& progress = {},
-                        const std::function<void(const std::string&)>& warn = {});
+                        const std::function<void(const std::string&)>& warn = {},
+                        LogRecovery recovery = LogRecovery::refuse_corruption);
 
 }  // namespace gpuolap

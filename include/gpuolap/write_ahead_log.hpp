@@ -35,6 +35,10 @@ struct LogContents {
   uint64_t valid_bytes = 0;         // header and valid records
   uint64_t file_bytes = 0;
   std::string problem;              // why reading stopped before the end ("" when it did not)
+  // Whole records with good checksums after the point where reading
+  // stopped: 0 for a torn tail (a crash mid-append), more when corruption
+  // inside the log hides acknowledged writes behind it.
+  uint64_t records_after_problem = 0;
 };
 
 std::filesystem::path log_file(const std::filesystem::path& dir);

@@ -31,12 +31,16 @@ double ms_since(Clock::time_point t) {
 }
 
 // A cube from a store, or from a schema and a facts CSV.
-Cube load_cube(const std::string& cube_dir, const std::string& schema_path, const std::string& facts_path) {
+Cube load_cube(const std::string& cube_dir, const std::string& schema_path, const std::string& facts_path,
+               LogRecovery recovery = LogRecovery::refuse_corruption) {
   if (!cube_dir.empty()) {
     Progress progress("loading " + cube_dir);
-    return load_cube_with_log(cube_dir, progress.callback(), [&](const std::string& problem) {
-      std::cerr << fmt::format("gpuolap: warning: {}: {}\n", log_file(cube_dir).string(), problem);
-    });
+    return load_cube_with_log(
+        cube_dir, progress.callback(),
+        [&](const std::string& problem) {
+          std::cerr << fmt::format("gpuolap: warning: {}: {}\n", log_file(cube_dir).string(), problem);
+        },
+        recovery);
   }
   if (schema_path.empty() || facts_path.empty())
     throw InputError("give --cube DIR, or --schema S.json and --facts F.csv");
@@ -84,7 +88,7 @@ int run_query(const QueryOptions& o) {
   if (std::find(names.begin(), names.end(), o.engine) == names.end())
     make_engine(o.engine, 0);  // throws the unknown-engine error before any loading
   auto t = Clock::now();
-  Cube cube = load_cube(o.cube, o.schema, o.facts);
+  Cube cube = load_cube(o.cube, o.schema, o.facts, o.recovery);
   const double load_ms = ms_since(t);
   const AreaQuery query = read_query_file(cube.schema, o.query);
   EngineChoice choice = make_engine(o.engine, cube.facts.size(), o.gpu);
@@ -151,9 +155,13 @@ int run_write(const WriteOptions& o) {
   if (!store_exists(o.cube)) throw InputError(fmt::format("{}: no cube store here", o.cube));
   std::unique_ptr<DurableCube> cube = [&] {
     Progress progress("loading " + o.cube);
-    return std::make_unique<DurableCube>(o.cube, progress.callback(), [&] {
-      std::cerr << fmt::format("{}: waiting for the store lock (another writer or a running server holds it)\n", o.cube);
-    });
+    return std::make_unique<DurableCube>(
+        o.cube, progress.callback(),
+        [&] {
+          std::cerr << fmt::format("{}: waiting for the store lock (another writer or a running server holds it)\n",
+                                   o.cube);
+        },
+        o.recovery);
   }();
   if (!cube->recovery().problem.empty())
     std::cerr << fmt::format("gpuolap: warning: {}: {}\n", log_file(o.cube).string(), cube->recovery().problem);
@@ -188,7 +196,7 @@ int run_write(const WriteOptions& o) {
 }
 
 int run_info(const InfoOptions& o) {
-  Cube cube = load_cube(o.cube, "", "");
+  Cube cube = load_cube(o.cube, "", "", o.recovery);
   const Schema& s = cube.schema;
   std::cout << fmt::format("cube: {}\n", s.name());
   std::cout << fmt::format("dimensions: {}\n", s.dimension_count());
@@ -254,6 +262,39 @@ int run_generate(const GenerateOptions& o) {
   std::cerr << fmt::format("generated {} in {}: {} filled cells, {} queries\n", o.kind, o.out, cube.facts.size(),
                            cube.queries.size());
   return 0;
+}
+
+int run_check(const CheckOptions& o) {
+  // The snapshot: a damaged one is an InputError naming what is wrong.
+  const uint64_t checksum = store_checksum(o.cube);
+  const Cube cube = load_store(o.cube);
+  std::cout << fmt::format("snapshot: {}: {} cells, checksum {:#018x}: whole\n", store_file(o.cube).string(),
+                           cube.facts.size(), checksum);
+  const LogContents log = read_log(log_file(o.cube), cube.schema);
+  const std::string where = log_file(o.cube).string();
+  if (!log.exists) {
+    std::cout << fmt::format("log: {}: none (opening starts an empty one)\n", where);
+    return 0;
+  }
+  if (log.valid_bytes > 0 && log.base_checksum != checksum) {
+    std::cout << fmt::format("log: {}: follows an older snapshot (a checkpoint was cut short); its {} records are "
+                             "already in the snapshot and are not replayed\n",
+                             where, log.records.size());
+    return 0;
+  }
+  std::cout << fmt::format("log: {}: {} bytes, {} whole records replayable\n", where, log.file_bytes,
+                           log.records.size());
+  if (log.problem.empty()) return 0;
+  if (log.records_after_problem == 0) {
+    std::cout << fmt::format("log: a torn tail (a write cut short, never acknowledged): {}; opening for writing cuts "
+                             "its {} bytes off into cube.wal.bad\n",
+                             log.problem, log.file_bytes - log.valid_bytes);
+    return 0;
+  }
+  std::cout << fmt::format("log: corruption inside the log: {}, and {} whole records follow it. Opening refuses the "
+                           "store; --recovery discard-after-corruption opens it without them\n",
+                           log.problem, log.records_after_problem);
+  return 2;
 }
 
 }  // namespace gpuolap::cli

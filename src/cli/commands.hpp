@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "gpuolap/durable_cube.hpp"
 #include "gpuolap/engine.hpp"
 
 namespace gpuolap::cli {
@@ -18,6 +19,7 @@ int run_create(const CreateOptions& o);
 
 struct QueryOptions {
   std::string cube, schema, facts, query;
+  LogRecovery recovery = LogRecovery::refuse_corruption;
   std::string engine = "auto";
   GpuOptions gpu;
   bool timing = false;
@@ -26,13 +28,22 @@ int run_query(const QueryOptions& o);
 
 struct WriteOptions {
   std::string cube, facts, mode;
+  LogRecovery recovery = LogRecovery::refuse_corruption;
 };
 int run_write(const WriteOptions& o);
 
 struct InfoOptions {
   std::string cube;
+  LogRecovery recovery = LogRecovery::refuse_corruption;
 };
 int run_info(const InfoOptions& o);
+
+// Reports the snapshot and the log of a store, changing nothing: exit 0
+// when opening it loses no acknowledged write, 2 when it would.
+struct CheckOptions {
+  std::string cube;
+};
+int run_check(const CheckOptions& o);
 
 struct GenerateOptions {
   std::string kind = "demo", out, format = "csv";
@@ -81,11 +92,13 @@ struct ServeOptions {
   uint64_t max_cells = 1000000;
   uint64_t max_body_bytes = uint64_t{64} << 20;
   uint64_t checkpoint_bytes = uint64_t{64} << 20;
+  LogRecovery recovery = LogRecovery::refuse_corruption;
 };
 int run_serve(const ServeOptions& o);
 
 struct ShellOptions {
   std::string cube, engine = "auto";
+  LogRecovery recovery = LogRecovery::refuse_corruption;
 };
 int run_shell(const ShellOptions& o);
 

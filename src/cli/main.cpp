@@ -67,6 +67,20 @@ void add_gpu_options(CLI::App* app, gpuolap::GpuOptions& o) {
       ->capture_default_str();
 }
 
+// --recovery, on every command that opens a store.
+void add_recovery_option(CLI::App* app, gpuolap::LogRecovery& recovery) {
+  app->add_option_function<std::string>(
+         "--recovery",
+         [&recovery](const std::string& name) {
+           if (name == "refuse") recovery = gpuolap::LogRecovery::refuse_corruption;
+           else if (name == "discard-after-corruption") recovery = gpuolap::LogRecovery::discard_after_corruption;
+           else throw CLI::ValidationError("--recovery " + name + ": expected one of refuse, discard-after-corruption");
+         },
+         "A log corrupt before whole records: refuse to open the store, or replay up to the corruption and set the "
+         "rest aside (discard-after-corruption)")
+      ->default_str("refuse");
+}
+
 std::string engine_list() {
   std::string s;
   for (const auto& n : gpuolap::engine_names()) s += (s.empty() ? "" : "|") + n;
@@ -112,6 +126,7 @@ int main(int argc, char** argv) {
   q->add_option("--engine", query.engine, "Engine: " + engine_list())->capture_default_str();
   q->add_flag("--timing", query.timing, "Print the chosen engine and stage times on stderr");
   add_gpu_options(q, query.gpu);
+  add_recovery_option(q, query.recovery);
 
   WriteOptions write;
   auto* w = app.add_subcommand("write", "Write base cells from a facts CSV into a cube store");
@@ -120,10 +135,16 @@ int main(int argc, char** argv) {
   w->add_option("--mode", write.mode, "set, add or delete")
       ->required()
       ->check(CLI::IsMember({"set", "add", "delete"}));
+  add_recovery_option(w, write.recovery);
 
   InfoOptions info;
   auto* i = app.add_subcommand("info", "Describe a cube store");
   i->add_option("--cube", info.cube, "Cube store directory")->required();
+  add_recovery_option(i, info.recovery);
+
+  CheckOptions check_store;
+  auto* ck = app.add_subcommand("check", "Report a store's snapshot and log (torn tail or corruption), changing nothing");
+  ck->add_option("--cube", check_store.cube, "Cube store directory")->required();
 
   GenerateOptions gen;
   auto* g = app.add_subcommand("generate", "Write a generated cube: schema, facts and sample queries");
@@ -192,11 +213,13 @@ int main(int argc, char** argv) {
   sv->add_option("--max-body-bytes", serve.max_body_bytes, "Largest request body")->capture_default_str();
   sv->add_option("--checkpoint-bytes", serve.checkpoint_bytes, "Write a snapshot when the log grows past this")
       ->capture_default_str();
+  add_recovery_option(sv, serve.recovery);
 
   ShellOptions shell;
   auto* sh = app.add_subcommand("shell", "Answer commands on stdin (query, value, write, info, save, exit), one JSON line each");
   sh->add_option("--cube", shell.cube, "Cube store directory")->required();
   sh->add_option("--engine", shell.engine, "Engine: " + engine_list())->capture_default_str();
+  add_recovery_option(sh, shell.recovery);
 
   try {
     app.parse(argc, argv);
@@ -216,6 +239,7 @@ int main(int argc, char** argv) {
     if (*q) return run_query(query);
     if (*w) return run_write(write);
     if (*i) return run_info(info);
+    if (*ck) return run_check(check_store);
     if (*g) return run_generate(gen);
     if (*b) return run_bench(bench);
     if (*sc) return run_selfcheck(check);

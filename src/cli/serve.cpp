@@ -22,12 +22,16 @@ namespace gpuolap::cli {
 namespace {
 
 std::unique_ptr<olap::CubeService> open_service(const std::string& dir, const std::string& engine,
-                                                  uint64_t checkpoint_bytes) {
+                                                  uint64_t checkpoint_bytes, LogRecovery recovery) {
   auto cube = [&] {
     Progress progress("loading " + dir);
-    return std::make_unique<DurableCube>(dir, progress.callback(), [&] {
-      throw InputError(fmt::format("{}: in use by another process (a server, a shell or a write); stop it first", dir));
-    });
+    return std::make_unique<DurableCube>(
+        dir, progress.callback(),
+        [&] {
+          throw InputError(
+              fmt::format("{}: in use by another process (a server, a shell or a write); stop it first", dir));
+        },
+        recovery);
   }();
   const Recovery& r = cube->recovery();
   if (!r.problem.empty())
@@ -67,7 +71,7 @@ int run_serve(const ServeOptions& o) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  auto service = open_service(o.cube, o.engine, o.checkpoint_bytes);
+  auto service = open_service(o.cube, o.engine, o.checkpoint_bytes, o.recovery);
   server::CubeApi api(*service, limits);
   server::HttpApi server(api, http);
   const int port = server.bind();
@@ -95,7 +99,7 @@ int run_serve(const ServeOptions& o) {
 }
 
 int run_shell(const ShellOptions& o) {
-  auto service = open_service(o.cube, o.engine, kCheckpointLogBytes);
+  auto service = open_service(o.cube, o.engine, kCheckpointLogBytes, o.recovery);
   server::CubeApi api(*service, server::Limits{});
   server::run_shell(api, std::cin, std::cout);
   return 0;

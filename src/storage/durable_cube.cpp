@@ -42,8 +42,25 @@ std::string describe(const LogContents& log, uint64_t snapshot_checksum) {
     return fmt::format("the log predates the snapshot (a checkpoint was cut short); its {} records are already in the snapshot",
                        log.records.size());
   if (log.problem.empty()) return "";
-  return fmt::format("{}; {} valid records replayed, {} bytes after them ignored", log.problem, log.records.size(),
-                     log.file_bytes - log.valid_bytes);
+  return fmt::format("{}; {} valid records replayed, {} bytes after them ignored{}", log.problem, log.records.size(),
+                     log.file_bytes - log.valid_bytes,
+                     log.records_after_problem > 0
+                         ? fmt::format(" ({} whole records among them, discarded as asked)", log.records_after_problem)
+                         : "");
+}
+
+// Corruption inside the log, with acknowledged writes after it, loses them
+// if the log is cut there: refused unless the operator said to discard them.
+void refuse_lost_records(const fs::path& dir, const LogContents& log, uint64_t snapshot_checksum,
+                         LogRecovery recovery) {
+  if (recovery == LogRecovery::discard_after_corruption || stale(log, snapshot_checksum) ||
+      log.records_after_problem == 0)
+    return;
+  throw InputError(fmt::format(
+      "{}: {}, and {} whole records follow it: opening would discard acknowledged writes. Nothing was changed; "
+      "`gpuolap check --cube {}` reports the log, and --recovery discard-after-corruption opens the store without "
+      "them (their bytes kept in cube.wal.bad)",
+      log_file(dir).string(), log.problem, log.records_after_problem, dir.string()));
 }
 
 // The lock of a store that must exist already: taking it must not create one.
@@ -54,7 +71,8 @@ StoreLock lock_existing_store(const fs::path& dir, const std::function<void()>& 
 
 }  // namespace
 
-DurableCube::DurableCube(const fs::path& dir, const ProgressFn& progress, const std::function<void()>& on_busy)
+DurableCube::DurableCube(const fs::path& dir, const ProgressFn& progress, const std::function<void()>& on_busy,
+                         LogRecovery recovery)
     : dir_(dir),
       lock_(lock_existing_store(dir, on_busy)),
       snapshot_checksum_(store_checksum(dir)),
@@ -67,6 +85,7 @@ DurableCube::DurableCube(const fs::path& dir, const ProgressFn& progress, const 
   }
   const fs::path path = log_file(dir);
   LogContents log = read_log(path, snapshot_.schema);
+  refuse_lost_records(dir, log, snapshot_checksum_, recovery);
   recovery_.problem = describe(log, snapshot_checksum_);
   if (!log.exists || stale(log, snapshot_checksum_) || log.valid_bytes == 0) {
     recovery_.bytes_dropped = log.file_bytes;
@@ -78,6 +97,7 @@ DurableCube::DurableCube(const fs::path& dir, const ProgressFn& progress, const 
   for (const LogRecord& record : log.records) apply_record(store_, record);
   recovery_.records_replayed = log.records.size();
   recovery_.bytes_dropped = log.file_bytes - log.valid_bytes;
+  recovery_.records_discarded = log.records_after_problem;
   if (recovery_.bytes_dropped > 0) keep_bad_tail(dir, path, log.valid_bytes);
   log_ = std::make_unique<WriteAheadLog>(path, log.valid_bytes, log.records.size() + 1);
 }
@@ -107,7 +127,7 @@ uint64_t DurableCube::append(LogRecord& record) {
 }
 
 Cube load_cube_with_log(const fs::path& dir, const ProgressFn& progress,
-                        const std::function<void(const std::string&)>& warn) {
+                        const std::function<void(const std::string&)>& warn, LogRecovery recovery) {
   // A writer may checkpoint while we read: retry until the snapshot we
   // loaded is still the current one after reading its log.
   for (int attempt = 0;; ++attempt) {
@@ -115,6 +135,7 @@ Cube load_cube_with_log(const fs::path& dir, const ProgressFn& progress,
     Cube cube = load_store(dir, progress);
     const LogContents log = read_log(log_file(dir), cube.schema);
     if (store_checksum(dir) != before && attempt < 10) continue;
+    refuse_lost_records(dir, log, before, recovery);
     if (const std::string problem = describe(log, before); !problem.empty() && warn) warn(problem);
     if (stale(log, before) || log.records.empty()) return cube;
     FactStore store(cube.schema.codec(), std::move(cube.facts));

@@ -117,6 +117,29 @@ std::string decode_payload(const char* data, size_t size, const Schema& schema, 
   return "";
 }
 
+// Write records that start at or after `from` and match their checksums,
+// found by trying every byte offset (a corrupt length hides where the next
+// record starts): they tell corruption inside the log from a torn tail.
+uint64_t whole_records_after(const std::string& bytes, size_t from) {
+  uint64_t found = 0;
+  for (size_t at = from; at + kRecordHeaderBytes + 8 <= bytes.size();) {
+    uint32_t length, kind;
+    std::memcpy(&length, bytes.data() + at, 4);
+    std::memcpy(&kind, bytes.data() + at + 4, 4);
+    const uint64_t total = kRecordHeaderBytes + uint64_t{length} + 8;
+    uint64_t checksum = 0;
+    if (kind == kWriteRecord && total <= bytes.size() - at)
+      std::memcpy(&checksum, bytes.data() + at + total - 8, 8);
+    if (kind == kWriteRecord && total <= bytes.size() - at && XXH3_64bits(bytes.data() + at, total - 8) == checksum) {
+      ++found;
+      at += total;
+    } else {
+      ++at;
+    }
+  }
+  return found;
+}
+
 std::string header_bytes(uint64_t base_checksum) {
   std::string h(kMagic, sizeof kMagic);
   put<uint32_t>(h, kLogVersion);
@@ -205,6 +228,7 @@ LogContents read_log(const fs::path& path, const Schema& schema) {
     ++expected_sequence;
   }
   log.valid_bytes = log.problem.empty() ? bytes.size() : at;
+  if (!log.problem.empty()) log.records_after_problem = whole_records_after(bytes, at + 1);
   return log;
 }
 

@@ -257,6 +257,36 @@ TEST_F(Cli, ConcurrentWritersQueueAndLoseNothing) {
   EXPECT_EQ(q.out, "Product,Year,sum(Sales)\nb,2025,6\n");
 }
 
+// A log corrupt before whole records: every command that opens the store
+// refuses it, `check` reports it (exit 2, changing nothing), and
+// --recovery discard-after-corruption reads up to the corruption.
+TEST_F(Cli, ALogCorruptBeforeWholeRecordsIsRefusedUntilDiscarded) {
+  const std::string schema = file("s.json", kSchema);
+  ASSERT_EQ(run("create --schema " + schema + " --facts " + file("f.csv", "Product,Year,Sales\na,2024,1\n") + " --out " +
+                path("cube")).status, 0);
+  const Outcome healthy = run("check --cube " + path("cube"));
+  EXPECT_EQ(healthy.status, 0) << healthy.err;
+  EXPECT_NE(healthy.out.find("whole"), std::string::npos) << healthy.out;
+  for (int w = 0; w < 3; ++w)
+    ASSERT_EQ(run("write --cube " + path("cube") + " --mode add --facts " +
+                  file("w" + std::to_string(w) + ".csv", "Product,Year,Sales\nb,2025,1\n")).status, 0);
+  std::string log = slurp(path("cube/cube.wal"));
+  const std::string before = log;
+  log[32 + 30] ^= 0x10;  // inside the first record
+  std::ofstream(path("cube/cube.wal"), std::ios::binary | std::ios::trunc) << log;
+  const std::string q = file("q.json", R"({"measure": "Sales", "area": {"Product": ["b"], "Year": ["2025"]}})");
+  expect_input_error("query --cube " + path("cube") + " --query " + q, {"record 1 at byte 32", "2 whole records follow it"});
+  const Outcome check = run("check --cube " + path("cube"));
+  EXPECT_EQ(check.status, 2);
+  EXPECT_NE(check.out.find("corruption inside the log"), std::string::npos) << check.out;
+  EXPECT_EQ(slurp(path("cube/cube.wal")), log);
+  const Outcome discarded = run("query --recovery discard-after-corruption --cube " + path("cube") + " --query " + q);
+  EXPECT_EQ(discarded.status, 0) << discarded.err;
+  EXPECT_EQ(discarded.out, "Product,Year,sum(Sales)\n");
+  std::ofstream(path("cube/cube.wal"), std::ios::binary | std::ios::trunc) << before;
+  EXPECT_EQ(run("query --cube " + path("cube") + " --query " + q).out, "Product,Year,sum(Sales)\nb,2025,3\n");
+}
+
 TEST_F(Cli, DirectoriesWhereFilesBelongAreBadInput) {
   fs::create_directories(dir_ / "adir");
   expect_input_error("query --schema " + path("adir") + " --facts " + path("adir") + " --query " + path("adir"),

@@ -1,6 +1,7 @@
 // Durability: a server killed with kill -9 at random moments under a write
-// load loses no acknowledged write and applies none in part; a corrupt log is
-// reported, its valid prefix kept, and the server carries on.
+// load loses no acknowledged write and applies none in part; a log corrupt
+// before whole records is refused until the operator discards them, then its
+// valid prefix is kept and the server carries on.
 //
 // The load: one client per product p moves amounts v between (p, 2024) and
 // (p, 2025) with bulk writes (+v, -v). The test keeps its own replay of the
@@ -142,7 +143,7 @@ TEST_F(CrashRecoveryTest, KilledServersLoseNoAcknowledgedWriteAndApplyNoneInPart
   EXPECT_EQ(got, want);
 }
 
-TEST_F(CrashRecoveryTest, ACorruptLogIsReportedAndItsValidPrefixKept) {
+TEST_F(CrashRecoveryTest, ACorruptLogIsRefusedThenItsValidPrefixKeptWhenToldToDiscard) {
   {
     ServerProcess server;
     ASSERT_TRUE(server.start(dir_ / "cube", dir_ / "serve.err"));
@@ -163,8 +164,28 @@ TEST_F(CrashRecoveryTest, ACorruptLogIsReportedAndItsValidPrefixKept) {
   bytes[bytes.size() * 6 / 10] ^= 0x5a;
   std::ofstream(log, std::ios::binary | std::ios::trunc) << bytes;
 
+  // Whole records follow the corruption: the server refuses the store and
+  // `gpuolap check` says why, until the operator chooses to discard them.
+  const std::string cube = (dir_ / "cube").string(), refused = (dir_ / "refused.err").string();
+  int raw = std::system(("timeout 20 " + std::string(GPUOLAP_BINARY) + " serve --port 0 --cube " + cube + " 2>" +
+                         refused + " </dev/null").c_str());
+  EXPECT_EQ(WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, 2);
+  {
+    std::ifstream in(refused);
+    const std::string text(std::istreambuf_iterator<char>(in), {});
+    EXPECT_NE(text.find("whole records follow it"), std::string::npos) << text;
+  }
+  raw = std::system((std::string(GPUOLAP_BINARY) + " check --cube " + cube + " >" + refused).c_str());
+  EXPECT_EQ(WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, 2);
+  {
+    std::ifstream in(refused);
+    const std::string text(std::istreambuf_iterator<char>(in), {});
+    EXPECT_NE(text.find("corruption inside the log"), std::string::npos) << text;
+  }
+  EXPECT_EQ(fs::file_size(log), bytes.size());  // neither changed the log
+
   ServerProcess server;
-  ASSERT_TRUE(server.start(dir_ / "cube", dir_ / "serve.err"));
+  ASSERT_TRUE(server.start(dir_ / "cube", dir_ / "serve.err", {"--recovery", "discard-after-corruption"}));
   const std::string err = server.stderr_text();
   EXPECT_NE(err.find("cube.wal"), std::string::npos) << err;
   EXPECT_NE(err.find("bytes after them ignored"), std::string::npos) << err;

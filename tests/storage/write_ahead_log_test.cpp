@@ -150,23 +150,54 @@ TEST_F(WriteAheadLogTest, ARecordCarryingAnInfinityIsNotReplayed) {
     cube.append(after);
     cube.sync();
   }
-  DurableCube cube(dir_);
+  // A whole record follows it: refused as corruption, then discarded when told to.
+  EXPECT_THROW(DurableCube refused(dir_), InputError);
+  DurableCube cube(dir_, {}, {}, LogRecovery::discard_after_corruption);
   EXPECT_EQ(cube.recovery().records_replayed, 2u);
   EXPECT_NE(cube.recovery().problem.find("record 3 at byte"), std::string::npos) << cube.recovery().problem;
   EXPECT_NE(cube.recovery().problem.find("the value inf"), std::string::npos) << cube.recovery().problem;
   for (double v : cube.store().table().values(0)) EXPECT_TRUE(std::isfinite(v));
 }
 
-TEST_F(WriteAheadLogTest, ACorruptRecordStopsReplayThere) {
+// Corruption inside the log, with whole records after it, would lose
+// acknowledged writes if the log were cut there: opening refuses and
+// changes nothing, unless told to discard them (issue 24, item 3).
+TEST_F(WriteAheadLogTest, ACorruptRecordBeforeWholeOnesRefusesToOpenUnlessToldToDiscard) {
   const std::vector<uint64_t> sizes = write_records(4);
   std::string bytes = log_bytes();
   bytes[sizes[1] + 20] ^= 0x40;  // inside record 3
   set_log_bytes(bytes);
-  DurableCube cube(dir_);
+  EXPECT_EQ(read_log(log_file(dir_), parse_schema_json(kSchema, "schema")).records_after_problem, 1u);
+  try {
+    DurableCube refused(dir_);
+    ADD_FAILURE() << "opened";
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("record 3 at byte"), std::string::npos) << what;
+    EXPECT_NE(what.find("1 whole records follow it"), std::string::npos) << what;
+    EXPECT_NE(what.find("--recovery discard-after-corruption"), std::string::npos) << what;
+  }
+  EXPECT_THROW(load_cube_with_log(dir_), InputError);
+  EXPECT_EQ(log_bytes(), bytes);  // nothing changed
+  EXPECT_FALSE(fs::exists(dir_ / "cube.wal.bad"));
+  DurableCube cube(dir_, {}, {}, LogRecovery::discard_after_corruption);
   EXPECT_EQ(cube.recovery().records_replayed, 2u);
+  EXPECT_EQ(cube.recovery().records_discarded, 1u);
   EXPECT_NE(cube.recovery().problem.find("record 3 at byte"), std::string::npos) << cube.recovery().problem;
   EXPECT_NE(cube.recovery().problem.find("checksum"), std::string::npos) << cube.recovery().problem;
   EXPECT_EQ(cube.recovery().bytes_dropped, sizes[3] - sizes[1]);
+}
+
+// A corrupt last record hides nothing: it is cut off like a torn tail.
+TEST_F(WriteAheadLogTest, ACorruptLastRecordIsCutOffLikeATornTail) {
+  const std::vector<uint64_t> sizes = write_records(3);
+  std::string bytes = log_bytes();
+  bytes[sizes[1] + 20] ^= 0x40;  // inside record 3, the last
+  set_log_bytes(bytes);
+  DurableCube cube(dir_);
+  EXPECT_EQ(cube.recovery().records_replayed, 2u);
+  EXPECT_EQ(cube.recovery().records_discarded, 0u);
+  EXPECT_EQ(cube.recovery().bytes_dropped, sizes[2] - sizes[1]);
 }
 
 TEST_F(WriteAheadLogTest, ARecordThatDoesNotFitTheCubeIsCorrupt) {
