@@ -20,15 +20,15 @@ AreaQuery parse_query_json(const Schema& schema, const std::string& text, const 
     if (key != "measure" && key != "aggregate" && key != "area")
       throw InputError(fmt::format("{}: unknown field \"{}\"", where, key));
 
-  AreaQuery query;
-  auto measure = doc.find("measure");
-  if (measure == doc.end() || !measure->is_string())
-    throw InputError(fmt::format("{}: \"measure\" must name a measure", where));
-  auto m = schema.find_measure(measure->get<std::string>());
-  if (!m)
-    throw InputError(fmt::format("{}: cube '{}' has no measure '{}'", where, schema.name(),
-                                 measure->get<std::string>()));
-  query.measure = *m;
+  AreaQuery query;  // without "measure", the first measure
+  if (auto measure = doc.find("measure"); measure != doc.end()) {
+    if (!measure->is_string()) throw InputError(fmt::format("{}: \"measure\" must name a measure", where));
+    auto m = schema.find_measure(measure->get<std::string>());
+    if (!m)
+      throw InputError(fmt::format("{}: cube '{}' has no measure '{}'", where, schema.name(),
+                                   measure->get<std::string>()));
+    query.measure = *m;
+  }
 
   if (auto agg = doc.find("aggregate"); agg != doc.end()) {
     if (!agg->is_string()) throw InputError(fmt::format("{}: \"aggregate\" must be a string", where));

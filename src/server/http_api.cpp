@@ -5,6 +5,8 @@
 
 #include <sys/socket.h>
 
+#include <algorithm>
+#include <cctype>
 #include <set>
 
 #include "api_error.hpp"
@@ -70,6 +72,14 @@ json request_fields(const httplib::Request& req) {
   return fields;
 }
 
+// "Bearer " in any case: the scheme is case-insensitive (RFC 7235), the token is not.
+bool has_bearer_scheme(const std::string& auth) {
+  static const std::string kScheme = "bearer ";
+  return auth.size() >= kScheme.size() && std::equal(kScheme.begin(), kScheme.end(), auth.begin(), [](char s, char a) {
+           return s == std::tolower(static_cast<unsigned char>(a));
+         });
+}
+
 bool same_token(const std::string& a, const std::string& b) {
   // Compares in time independent of where they differ.
   unsigned char diff = a.size() != b.size();
@@ -120,7 +130,8 @@ HttpApi::HttpApi(CubeApi& api, HttpOptions options)
         if (write && !options_.token.empty()) {
           const std::string auth = req.get_header_value("Authorization");
           if (auth.empty()) throw ApiError(401, "unauthorized", "writes need an \"Authorization: Bearer TOKEN\" header");
-          if (auth.rfind("Bearer ", 0) != 0 || !same_token(auth.substr(7), options_.token))
+          // The scheme is case-insensitive (RFC 7235); the token is not.
+          if (!has_bearer_scheme(auth) || !same_token(auth.substr(7), options_.token))
             throw ApiError(403, "forbidden", "the bearer token is wrong");
         }
         const bool csv = wants_csv(req);

@@ -161,10 +161,14 @@ void save_store(const fs::path& dir, const Schema& schema, const FactTable& fact
 uint64_t store_checksum(const fs::path& dir) {
   const fs::path path = store_file(dir);
   std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in) throw InputError(fmt::format("{}: no cube store file here", path.string()));
+  // An empty or short file is a store cut short, not a missing one.
+  const std::streamoff bytes = in.tellg();
+  if (bytes < static_cast<std::streamoff>(kHeaderBytes + 8))
+    throw InputError(fmt::format("{}: truncated: {} bytes, shorter than the header", path.string(), bytes));
   uint64_t checksum = 0;
-  if (!in || in.tellg() < static_cast<std::streamoff>(kHeaderBytes + 8) ||
-      !in.seekg(-8, std::ios::end).read(reinterpret_cast<char*>(&checksum), sizeof checksum))
-    throw InputError(fmt::format("{}: no cube store file here", path.string()));
+  if (!in.seekg(-8, std::ios::end).read(reinterpret_cast<char*>(&checksum), sizeof checksum))
+    throw InputError(fmt::format("{}: cannot read its checksum", path.string()));
   return checksum;
 }
 

@@ -205,6 +205,12 @@ TEST_F(Cli, DamagedStoresAreRefusedAndFailedWritesLeaveTheStoreAlone) {
 
   std::ofstream(store, std::ios::binary | std::ios::trunc) << good.substr(0, good.size() / 2);
   expect_input_error("info --cube " + path("cube"), {"cube.gpuolap", "truncated"});
+  // Empty, or shorter than a header: truncated too, not missing (issue 24, item 8).
+  for (size_t bytes : {size_t{0}, size_t{64}}) {
+    std::ofstream(store, std::ios::binary | std::ios::trunc) << good.substr(0, bytes);
+    expect_input_error("info --cube " + path("cube"), {"cube.gpuolap", "truncated"});
+    expect_input_error("write --cube " + path("cube") + " --mode add --facts " + path("w3.csv"), {"truncated"});
+  }
   std::string corrupt = good;
   corrupt[corrupt.size() - 20] ^= 1;
   std::ofstream(store, std::ios::binary | std::ios::trunc) << corrupt;

@@ -98,6 +98,17 @@ TEST(FactsCsv, ErrorsNameFileLineAndElement) {
   EXPECT_NE(err("").find("f.csv: line 1: the header is missing"), std::string::npos);
 }
 
+// A huge bad field is not echoed whole (issue 24, item 7): the message
+// keeps where it is and what is wrong, and says how much it left out.
+TEST(FactsCsv, AHugeBadFieldMakesAShortMessage) {
+  const Schema s = parse_schema_json(kSchema, "s.json");
+  const std::string csv = "Products,Years,Revenue\n" + std::string(1 << 20, 'x') + ",2024,1\n";
+  const std::string message = error_of([&] { parse_facts_csv(s, csv, "f.csv", true); });
+  EXPECT_LE(message.size(), InputError::kMostBytes + 64);
+  EXPECT_NE(message.find("f.csv: line 2: dimension 'Products' has no element 'xxx"), std::string::npos);
+  EXPECT_NE(message.find("bytes left out"), std::string::npos);
+}
+
 TEST(FactsCsv, TheSameCellTwiceNamesBothLines) {
   const Schema s = parse_schema_json(kSchema, "s.json");
   const FactRows rows = parse_facts_csv(s, "Products,Years,Units\nBike A,2024,1\nBike A,2025,1\nBike A,2024,2\n", "f.csv", true);
@@ -127,6 +138,18 @@ TEST(QueryJson, ReadsListsAndStar) {
   EXPECT_EQ(q.aggregate, Aggregate::max);
   EXPECT_EQ(q.area[0], (std::vector<ElementId>{1, 0}));
   EXPECT_EQ(q.area[1], (std::vector<ElementId>{0, 1}));
+}
+
+// As the README says, and as the server's cell/value does: without
+// "measure", the first measure (issue 24, item 8; issue 25).
+TEST(QueryJson, MeasureDefaultsToTheFirst) {
+  const Schema s = parse_schema_json(kSchema, "s.json");
+  const AreaQuery q = parse_query_json(s, R"({"area": {"Products": ["Bikes"], "Years": "*"}})", "q.json");
+  EXPECT_EQ(q.measure, 0u);
+  EXPECT_EQ(parse_query_json(s, R"({"measure": "Units", "area": {"Products": "*", "Years": "*"}})", "q.json").measure, 1u);
+  EXPECT_NE(error_of([&] { parse_query_json(s, R"({"measure": 1, "area": {"Products": "*", "Years": "*"}})", "q.json"); })
+                .find("\"measure\" must name a measure"),
+            std::string::npos);
 }
 
 TEST(QueryJson, ErrorsNameTheFileAndWhatIsWrong) {

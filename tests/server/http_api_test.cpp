@@ -490,5 +490,24 @@ TEST_F(HttpApiTest, CompressedRequestBodiesAreRefusedBeforeTheyAreInflated) {
   EXPECT_EQ(value("a,2025"), 30.0);
 }
 
+// cell/area without "measure" takes the first, as cell/value does.
+TEST_F(HttpApiTest, AreaMeasureDefaultsToTheFirst) {
+  start();
+  const Reply r = post("/cell/area", {{"area", {{"Product", {"a"}}, {"Year", {"2025"}}}}});
+  ASSERT_EQ(r.status, 200) << r.text;
+  EXPECT_EQ(r.body["measure"], "Sales");
+  EXPECT_EQ(r.body["cells"][0]["value"], 30.0) << r.text;
+}
+
+// The auth scheme is case-insensitive (RFC 7235); the token is not.
+TEST_F(HttpApiTest, TheBearerSchemeIsReadInAnyCase) {
+  start({}, "t0ken");
+  const nlohmann::json body{{"path", "a,2025"}, {"value", 31}};
+  EXPECT_EQ(post("/cell/replace", body, {{"Authorization", "bearer t0ken"}}).status, 200);
+  EXPECT_EQ(post("/cell/replace", body, {{"Authorization", "BEARER t0ken"}}).status, 200);
+  EXPECT_EQ(post("/cell/replace", body, {{"Authorization", "Bearer T0KEN"}}).status, 403);
+  EXPECT_EQ(value("a,2025"), 31.0);
+}
+
 }  // namespace
 }  // namespace gpuolap::server::testing
