@@ -17,6 +17,7 @@
 #include "gpuolap/error.hpp"
 #include "gpuolap/generate.hpp"
 #include "gpuolap/store_lock.hpp"
+#include "olap/over_limit.hpp"
 #include "progress.hpp"
 
 namespace gpuolap::cli {
@@ -91,6 +92,11 @@ int run_query(const QueryOptions& o) {
   Cube cube = load_cube(o.cube, o.schema, o.facts, o.recovery);
   const double load_ms = ms_since(t);
   const AreaQuery query = read_query_file(cube.schema, o.query);
+  // As the server does: an area past the limit is refused before it costs
+  // minutes and gigabytes (40.8 M targets ran 12 minutes past 3 GB).
+  if (o.max_cells > 0 && olap::target_cells(query) > static_cast<double>(o.max_cells))
+    throw InputError(fmt::format("{}: the area has {:.0f} target cells, more than --max-cells {}", o.query,
+                                 olap::target_cells(query), o.max_cells));
   EngineChoice choice = make_engine(o.engine, cube.facts.size(), o.gpu);
   choice.engine->time_stages(o.timing);
 

@@ -19,6 +19,7 @@ int run_create(const CreateOptions& o);
 
 struct QueryOptions {
   std::string cube, schema, facts, query;
+  uint64_t max_cells = 1000000;  // target cells of the area; 0: no limit
   LogRecovery recovery = LogRecovery::refuse_corruption;
   std::string engine = "auto";
   GpuOptions gpu;

@@ -125,6 +125,8 @@ int main(int argc, char** argv) {
   q->add_option("--query", query.query, "Query JSON file")->required();
   q->add_option("--engine", query.engine, "Engine: " + engine_list())->capture_default_str();
   q->add_flag("--timing", query.timing, "Print the chosen engine and stage times on stderr");
+  q->add_option("--max-cells", query.max_cells, "Most target cells of the area (as serve's); 0: no limit")
+      ->capture_default_str();
   add_gpu_options(q, query.gpu);
   add_recovery_option(q, query.recovery);
 

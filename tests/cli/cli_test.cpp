@@ -293,6 +293,18 @@ TEST_F(Cli, ALogCorruptBeforeWholeRecordsIsRefusedUntilDiscarded) {
   EXPECT_EQ(run("query --cube " + path("cube") + " --query " + q).out, "Product,Year,sum(Sales)\nb,2025,3\n");
 }
 
+// As the server refuses an area past --max-cells with 413, query refuses it
+// (exit 2) before running it; 0 lifts the limit (issue 24, item 6).
+TEST_F(Cli, QueryRefusesAnAreaPastMaxCells) {
+  const std::string args = "query --schema " + file("s.json", kSchema) + " --facts " +
+                           file("f.csv", "Product,Year,Sales\na,2024,1\n") + " --query " +
+                           file("q.json", R"({"measure": "Sales", "area": {"Product": "*", "Year": "*"}})");
+  expect_input_error(args + " --max-cells 2", {"q.json: the area has", "target cells, more than --max-cells 2"});
+  const Outcome unlimited = run(args + " --max-cells 0");
+  EXPECT_EQ(unlimited.status, 0) << unlimited.err;
+  EXPECT_EQ(run(args).status, 0);
+}
+
 TEST_F(Cli, DirectoriesWhereFilesBelongAreBadInput) {
   fs::create_directories(dir_ / "adir");
   expect_input_error("query --schema " + path("adir") + " --facts " + path("adir") + " --query " + path("adir"),
