@@ -72,6 +72,12 @@ class DurableCube {
   Recovery recovery_;
 };
 
+// The log of a store as opening it would find it, changing nothing: read,
+// and its records checked as replay checks them, over a copy of `facts`
+// (the snapshot whose checksum is `snapshot_checksum`).
+LogContents check_log(const std::filesystem::path& dir, const Schema& schema, const FactTable& facts,
+                      uint64_t snapshot_checksum);
+
 // The schema and merged facts of a store with its log replayed, for commands
 // that only read; `warn` gets the log's problem, if any.
 Cube load_cube_with_log(const std::filesystem::path& dir, const ProgressFn& progress = {},

@@ -45,8 +45,11 @@ class FactStore {
   // Changes since the base after which the next merge starts a new base.
   size_t rebase_threshold() const;
 
- private:
+  // The values of a base cell with every write applied (NaN where empty),
+  // or nullopt when it is not filled.
   std::optional<std::vector<double>> current(uint64_t key) const;
+
+ private:
   // Makes `table` the main table, recording the cells `written` (their new
   // values, nullopt when deleted).
   struct Written {

@@ -32,6 +32,7 @@ struct LogContents {
   bool exists = false;
   uint64_t base_checksum = 0;       // the snapshot the log follows
   std::vector<LogRecord> records;   // the valid prefix
+  std::vector<uint64_t> record_starts;  // the byte offset of each
   uint64_t valid_bytes = 0;         // header and valid records
   uint64_t file_bytes = 0;
   std::string problem;              // why reading stopped before the end ("" when it did not)

@@ -276,7 +276,7 @@ int run_check(const CheckOptions& o) {
   const Cube cube = load_store(o.cube);
   std::cout << fmt::format("snapshot: {}: {} cells, checksum {:#018x}: whole\n", store_file(o.cube).string(),
                            cube.facts.size(), checksum);
-  const LogContents log = read_log(log_file(o.cube), cube.schema);
+  const LogContents log = check_log(o.cube, cube.schema, cube.facts, checksum);
   const std::string where = log_file(o.cube).string();
   if (!log.exists) {
     std::cout << fmt::format("log: {}: none (opening starts an empty one)\n", where);

@@ -2,9 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <fstream>
+#include <map>
 
+#include "gpuolap/cell_write.hpp"
 #include "gpuolap/error.hpp"
 #include "new_file.hpp"
 
@@ -63,6 +67,50 @@ void refuse_lost_records(const fs::path& dir, const LogContents& log, uint64_t s
       log_file(dir).string(), log.problem, log.records_after_problem, dir.string()));
 }
 
+// Why applying `record` to `store` would leave a cell infinite (an add that
+// overflows a double, which a live write refuses), or "". Only records with
+// an add can; their cells are followed through every batch of the record.
+std::string overflow_of(const FactStore& store, const LogRecord& record) {
+  if (std::none_of(record.batches.begin(), record.batches.end(),
+                   [](const WriteBatch& b) { return b.mode == WriteMode::add; }))
+    return "";
+  std::map<uint64_t, std::vector<double>> cells;  // as the record's earlier rows leave them
+  for (const WriteBatch& b : record.batches) {
+    std::vector<double> row(b.present.size(), kNoValue);
+    for (size_t i = 0; i < b.size(); ++i) {
+      const uint64_t key = b.keys[i];
+      auto it = cells.find(key);
+      if (it == cells.end())
+        it = cells.emplace(key, store.current(key).value_or(std::vector<double>(b.present.size(), kNoValue))).first;
+      for (size_t m = 0; m < row.size(); ++m)
+        if (b.present[m]) row[m] = b.values[m][i];
+      write_cell(b.mode, it->second, row, b.present);
+      for (size_t m = 0; m < it->second.size(); ++m)
+        if (std::isinf(it->second[m]))
+          return fmt::format("an add makes measure {} of cell key {:#x} overflow a double", m + 1, key);
+    }
+  }
+  return "";
+}
+
+// Applies the log's records in order, each checked first as a live write
+// is: a record that would overflow a cell is corrupt, and reading stops
+// there, as at any corrupt record (the records after it count as whole
+// records that follow the problem).
+void replay(FactStore& store, LogContents& log) {
+  for (size_t r = 0; r < log.records.size(); ++r) {
+    if (const std::string bad = overflow_of(store, log.records[r]); !bad.empty()) {
+      log.problem = fmt::format("record {} at byte {} is corrupt: {}", r + 1, log.record_starts[r], bad);
+      log.records_after_problem += log.records.size() - r - 1;
+      log.valid_bytes = log.record_starts[r];
+      log.records.resize(r);
+      log.record_starts.resize(r);
+      return;
+    }
+    apply_record(store, log.records[r]);
+  }
+}
+
 // The lock of a store that must exist already: taking it must not create one.
 StoreLock lock_existing_store(const fs::path& dir, const std::function<void()>& on_busy) {
   if (!store_exists(dir)) throw InputError(fmt::format("{}: no cube store here", dir.string()));
@@ -85,16 +133,17 @@ DurableCube::DurableCube(const fs::path& dir, const ProgressFn& progress, const 
   }
   const fs::path path = log_file(dir);
   LogContents log = read_log(path, snapshot_.schema);
+  const bool replayable = log.exists && !stale(log, snapshot_checksum_) && log.valid_bytes > 0;
+  if (replayable) replay(store_, log);  // in memory only: a refusal below leaves the store as it was
   refuse_lost_records(dir, log, snapshot_checksum_, recovery);
   recovery_.problem = describe(log, snapshot_checksum_);
-  if (!log.exists || stale(log, snapshot_checksum_) || log.valid_bytes == 0) {
+  if (!replayable) {
     recovery_.bytes_dropped = log.file_bytes;
     if (log.exists && log.file_bytes > 0) keep_bad_tail(dir, path, 0);
     WriteAheadLog::create(path, snapshot_checksum_);
     log_ = std::make_unique<WriteAheadLog>(path, fs::file_size(path), 1);
     return;
   }
-  for (const LogRecord& record : log.records) apply_record(store_, record);
   recovery_.records_replayed = log.records.size();
   recovery_.bytes_dropped = log.file_bytes - log.valid_bytes;
   recovery_.records_discarded = log.records_after_problem;
@@ -126,6 +175,14 @@ uint64_t DurableCube::append(LogRecord& record) {
   return log_->append(record);
 }
 
+LogContents check_log(const fs::path& dir, const Schema& schema, const FactTable& facts, uint64_t snapshot_checksum) {
+  LogContents log = read_log(log_file(dir), schema);
+  if (stale(log, snapshot_checksum) || log.records.empty()) return log;
+  FactStore store(schema.codec(), facts);
+  replay(store, log);
+  return log;
+}
+
 Cube load_cube_with_log(const fs::path& dir, const ProgressFn& progress,
                         const std::function<void(const std::string&)>& warn, LogRecovery recovery) {
   // A writer may checkpoint while we read: retry until the snapshot we
@@ -133,13 +190,17 @@ Cube load_cube_with_log(const fs::path& dir, const ProgressFn& progress,
   for (int attempt = 0;; ++attempt) {
     const uint64_t before = store_checksum(dir);
     Cube cube = load_store(dir, progress);
-    const LogContents log = read_log(log_file(dir), cube.schema);
+    LogContents log = read_log(log_file(dir), cube.schema);
     if (store_checksum(dir) != before && attempt < 10) continue;
+    if (stale(log, before) || log.records.empty()) {
+      refuse_lost_records(dir, log, before, recovery);
+      if (const std::string problem = describe(log, before); !problem.empty() && warn) warn(problem);
+      return cube;
+    }
+    FactStore store(cube.schema.codec(), std::move(cube.facts));
+    replay(store, log);
     refuse_lost_records(dir, log, before, recovery);
     if (const std::string problem = describe(log, before); !problem.empty() && warn) warn(problem);
-    if (stale(log, before) || log.records.empty()) return cube;
-    FactStore store(cube.schema.codec(), std::move(cube.facts));
-    for (const LogRecord& record : log.records) apply_record(store, record);
     return Cube{std::move(cube.schema), store.table()};
   }
 }

@@ -224,6 +224,7 @@ LogContents read_log(const fs::path& path, const Schema& schema) {
       break;
     }
     log.records.push_back(std::move(record));
+    log.record_starts.push_back(at);
     at += total;
     ++expected_sequence;
   }

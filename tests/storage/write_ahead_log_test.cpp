@@ -140,6 +140,32 @@ TEST_F(WriteAheadLogTest, RecoveryNeverWritesThroughALinkInTheStore) {
 // A record whose checksum matches but whose values no live write could
 // have stored (an infinity) is not replayed, nor anything after it
 // (issue 24, item 5).
+// An add that would overflow a double on replay is refused as a live write
+// refuses it: its record is corrupt (issue 24, item 5).
+TEST_F(WriteAheadLogTest, ARecordWhoseAddOverflowsIsNotReplayed) {
+  {
+    DurableCube cube(dir_);
+    for (double v : {1e308, 1e308, 1.0}) {
+      LogRecord r = add(cube.schema(), 2, v);
+      cube.append(r);
+    }
+    cube.sync();
+  }
+  EXPECT_THROW(load_cube_with_log(dir_), InputError);  // a whole record follows the bad one
+  EXPECT_THROW(DurableCube refused(dir_), InputError);
+  std::string warning;
+  const Cube read = load_cube_with_log(dir_, {}, [&](const std::string& w) { warning = w; },
+                                       LogRecovery::discard_after_corruption);
+  EXPECT_NE(warning.find("record 2 at byte"), std::string::npos) << warning;
+  EXPECT_NE(warning.find("overflow a double"), std::string::npos) << warning;
+  DurableCube cube(dir_, {}, {}, LogRecovery::discard_after_corruption);
+  EXPECT_EQ(cube.recovery().records_replayed, 1u);
+  EXPECT_EQ(cube.recovery().records_discarded, 1u);
+  const Schema& s = cube.schema();
+  EXPECT_EQ(sales(cube.store().table()), (std::map<uint64_t, double>{{key(s, 0, 0), 1}, {key(s, 2, 1), 1e308}}));
+  EXPECT_EQ(sales(read.facts), sales(cube.store().table()));
+}
+
 TEST_F(WriteAheadLogTest, ARecordCarryingAnInfinityIsNotReplayed) {
   write_records(2);
   {
