@@ -198,8 +198,14 @@ HttpApi::HttpApi(CubeApi& api, HttpOptions options)
                  req.has_header("Content-Length")
                      ? fmt::format("the request body has {} bytes; the limit is {}", req.get_header_value("Content-Length"), limit)
                      : fmt::format("the request body is larger than the limit of {} bytes", limit));
-    else if (res.status == 400 && res.body.empty())
+    else if (res.status == 400 && (req.version.empty() || req.target.empty()))
+      send_error(res, 400, "bad_request", "malformed HTTP request line (expected: METHOD TARGET HTTP/1.1)");
+    else if (res.status == 400 && req.method == "POST" && !req.has_header("Content-Length"))
       send_error(res, 400, "bad_request", "malformed HTTP request (a POST needs a Content-Length, even of 0)");
+    else if (res.status == 400)
+      send_error(res, 400, "bad_request",
+                 "malformed HTTP request: a header line that is too long or malformed, or a body shorter than its "
+                 "Content-Length");
     else
       send_error(res, res.status, "http_error", fmt::format("HTTP status {}", res.status));
   });

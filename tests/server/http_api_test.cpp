@@ -1,6 +1,10 @@
 // Every endpoint of the HTTP API over real HTTP on loopback, on a cube whose
 // answers are checked by hand, and every error status.
 #include <gtest/gtest.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 
 #include <functional>
 #include <map>
@@ -507,6 +511,56 @@ TEST_F(HttpApiTest, TheBearerSchemeIsReadInAnyCase) {
   EXPECT_EQ(post("/cell/replace", body, {{"Authorization", "BEARER t0ken"}}).status, 200);
   EXPECT_EQ(post("/cell/replace", body, {{"Authorization", "Bearer T0KEN"}}).status, 403);
   EXPECT_EQ(value("a,2025"), 31.0);
+}
+
+// Sends raw bytes on a new connection and returns the one response that
+// comes back (empty after 10 s without one).
+std::string raw_exchange(int port, const std::string& bytes) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return "(no connection)";
+  }
+  timeval timeout{10, 0}, send_timeout{1, 0};  // a server that answers early stops reading
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  ::setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &send_timeout, sizeof send_timeout);
+  for (size_t at = 0; at < bytes.size();) {
+    const ssize_t n = ::send(fd, bytes.data() + at, bytes.size() - at, MSG_NOSIGNAL);
+    if (n <= 0) break;
+    at += static_cast<size_t>(n);
+  }
+  // The connection stays open (keep-alive): read the head, then its Content-Length of body.
+  std::string reply;
+  char buffer[4096];
+  for (ssize_t n; (n = ::recv(fd, buffer, sizeof buffer, 0)) > 0;) {
+    reply.append(buffer, static_cast<size_t>(n));
+    const size_t head_end = reply.find("\r\n\r\n");
+    const size_t length_at = reply.find("Content-Length: ");
+    if (head_end == std::string::npos || length_at == std::string::npos) continue;
+    if (reply.size() >= head_end + 4 + std::stoul(reply.substr(length_at + 16))) break;
+  }
+  ::close(fd);
+  return reply;
+}
+
+// Malformed requests are told what is malformed, not always that a POST
+// needs a Content-Length (issue 24, item 8).
+TEST_F(HttpApiTest, MalformedRequestsAreToldWhatIsWrong) {
+  start();
+  const std::string garbage = raw_exchange(port_, "GARBAGE\r\n\r\n");
+  EXPECT_NE(garbage.find("400"), std::string::npos) << garbage;
+  EXPECT_NE(garbage.find("malformed HTTP request line"), std::string::npos) << garbage;
+  const std::string no_length = raw_exchange(port_, "POST /cell/area HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_NE(no_length.find("a POST needs a Content-Length"), std::string::npos) << no_length;
+  const std::string long_header =
+      raw_exchange(port_, "GET /cube/info HTTP/1.1\r\nX-Long: " + std::string(1 << 20, 'x') + "\r\n\r\n");
+  EXPECT_NE(long_header.find("a header line that is too long or malformed"), std::string::npos)
+      << long_header.substr(0, 300);
+  EXPECT_EQ(value("a,2025"), 30.0);
 }
 
 }  // namespace
