@@ -143,12 +143,10 @@ TEST(GpuPrimitives, TargetStoresWithCopiesAndPreaggregationCompactToTheHostSums)
               const TargetTable t =
                   buffers.prepare(kind, first, width, copies, next_pow2(std::max<uint64_t>(1024, 4 * width * copies)),
                                   fields, ctx.stream());
-              switch (fields) {
-                case kSumFields: launch_preagg<kSumFields>(p, kind, t, targets.data(), values.data(), rows.targets.size(), ctx.stream()); break;
-                case kSumCountFields: launch_preagg<kSumCountFields>(p, kind, t, targets.data(), values.data(), rows.targets.size(), ctx.stream()); break;
-                case kMinFields: launch_preagg<kMinFields>(p, kind, t, targets.data(), values.data(), rows.targets.size(), ctx.stream()); break;
-                default: launch_preagg<kMaxFields>(p, kind, t, targets.data(), values.data(), rows.targets.size(), ctx.stream()); break;
-              }
+              with_fields(fields, [&](auto f) {
+                launch_preagg<decltype(f)::value>(p, kind, t, targets.data(), values.data(), rows.targets.size(),
+                                                  ctx.stream());
+              });
               if (kind == StoreKind::hash) ASSERT_FALSE(buffers.overflowed(ctx.stream()));
               StageClock clock(ctx.stream(), ctx.events(), false);
               const AreaResult r = kind == StoreKind::hash ? compactor.compact_hash(t, fields, a, clock)

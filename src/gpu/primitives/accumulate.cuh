@@ -6,6 +6,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 namespace gpuolap::gpu {
 
@@ -24,6 +25,20 @@ constexpr int kMaxFields = kMax;
 // Phase 1 of two-phase aggregation keeps both: a negative weight turns the
 // maximum of the values into the minimum of the contributions.
 constexpr int kMinMaxFields = kMin | kMax;
+
+// Calls fn(std::integral_constant<int, F>{}) with F the field set `fields`
+// (one of the sets above), so a kernel templated on F is launched from a
+// run-time choice in one place.
+template <class Fn>
+void with_fields(int fields, Fn&& fn) {
+  switch (fields) {
+    case kSumFields: fn(std::integral_constant<int, kSumFields>{}); break;
+    case kSumCountFields: fn(std::integral_constant<int, kSumCountFields>{}); break;
+    case kMinFields: fn(std::integral_constant<int, kMinFields>{}); break;
+    case kMinMaxFields: fn(std::integral_constant<int, kMinMaxFields>{}); break;
+    default: fn(std::integral_constant<int, kMaxFields>{}); break;
+  }
+}
 
 // Monotone map from doubles to unsigned integers: a < b <=> enc(a) < enc(b).
 __host__ __device__ inline uint64_t encode_ordered(double v) {

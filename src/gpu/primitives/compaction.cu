@@ -40,13 +40,7 @@ __global__ void reduce_dense(TargetTable t, double* values, Aggregate a, uint8_t
 void reduce_dense_table(const TargetTable& t, int fields, double* values, Aggregate a, uint8_t* nonempty,
                         cudaStream_t s) {
   const int grid = static_cast<int>(std::min<uint64_t>(4096, (t.targets + 255) / 256));
-  switch (fields) {
-    case kSumFields: reduce_dense<kSumFields><<<grid, 256, 0, s>>>(t, values, a, nonempty); break;
-    case kSumCountFields: reduce_dense<kSumCountFields><<<grid, 256, 0, s>>>(t, values, a, nonempty); break;
-    case kMinFields: reduce_dense<kMinFields><<<grid, 256, 0, s>>>(t, values, a, nonempty); break;
-    case kMinMaxFields: reduce_dense<kMinMaxFields><<<grid, 256, 0, s>>>(t, values, a, nonempty); break;
-    default: reduce_dense<kMaxFields><<<grid, 256, 0, s>>>(t, values, a, nonempty); break;
-  }
+  with_fields(fields, [&](auto f) { reduce_dense<decltype(f)::value><<<grid, 256, 0, s>>>(t, values, a, nonempty); });
   GPUOLAP_CHECK_LAUNCH("reduce_dense");
 }
 
@@ -175,16 +169,10 @@ AreaResult Compactor::compact_hash(const TargetTable& t, int fields, Aggregate a
     cells_a_.reserve(occupied_count);
     cells_b_.reserve(occupied_count);
     const int grid = std::min<uint64_t>(4096, (occupied_count + 255) / 256);
-    const uint32_t* sorted = slots_sorted_.data();
-    Cell* cells = cells_a_.data();
-    switch (fields) {
-      case kSumFields: gather_slots<kSumFields><<<grid, 256, 0, stream>>>(t, sorted, occupied_count, cells); break;
-      case kSumCountFields:
-        gather_slots<kSumCountFields><<<grid, 256, 0, stream>>>(t, sorted, occupied_count, cells);
-        break;
-      case kMinFields: gather_slots<kMinFields><<<grid, 256, 0, stream>>>(t, sorted, occupied_count, cells); break;
-      default: gather_slots<kMaxFields><<<grid, 256, 0, stream>>>(t, sorted, occupied_count, cells); break;
-    }
+    with_fields(fields, [&](auto f) {
+      gather_slots<decltype(f)::value><<<grid, 256, 0, stream>>>(t, slots_sorted_.data(), occupied_count,
+                                                                cells_a_.data());
+    });
     GPUOLAP_CHECK_LAUNCH("gather_slots");
     GPUOLAP_CUDA_CHECK(cub::DeviceReduce::ReduceByKey(nullptr, bytes, keys_sorted_.data(), out_targets_.data(),
                                                       cells_a_.data(), cells_b_.data(), counts_.data() + 1,

@@ -40,26 +40,23 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
   const Inputs inputs = prefilter(plan, map, query.measure);
   clock.stop();
 
-  const Expansion expansion = plan.two_phase ? run_phase_one(facts, map, inputs, plan, clock) : Expansion{};
+  const Expansion expansion = plan.two_phase ? run_phase_one(map, inputs, plan, clock) : Expansion{};
   Windows windows = aggregate_windows(plan, inputs, expansion, query.aggregate, clock);
 
   GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(ctx_.stream()));  // the pair count has arrived
   stages_ = clock.read();
-  uint64_t contributions = expansion.contributions;
-  if (plan.two_phase) contributions = *static_cast<const uint64_t*>(count_staging_.data());
+  // Phase 2's pair count: in mapped host memory, written by the expansion.
+  const uint64_t contributions = plan.two_phase ? *static_cast<const uint64_t*>(count_staging_.data()) : 0;
   // Phase 2 adds each contribution once, without pre-aggregation.
   target_updates_ = count_updates_ ? expansion.updates + windows.updates + contributions : 0;
-  Expansion counted;
-  counted.store = expansion.store;
-  counted.contributions = contributions;
-  plan_text_ = [facts_of_plan = plan_facts(plan, update, inputs, counted, windows.chunks)] {
+  plan_text_ = [facts_of_plan = plan_facts(plan, update, inputs, expansion.store, contributions, windows.chunks)] {
     return describe_plan(facts_of_plan);
   };
   return std::move(windows.result);
 }
 
 PlanFacts GpuEngine::plan_facts(const QueryPlan& plan, const CubeUpdate& update, const Inputs& inputs,
-                                const Expansion& e, uint64_t chunks) const {
+                                StoreKind final_store, uint64_t contributions, uint64_t chunks) const {
   PlanFacts p;
   p.host = plan.host;
   p.auto_plan = plan.auto_plan;
@@ -80,7 +77,9 @@ PlanFacts GpuEngine::plan_facts(const QueryPlan& plan, const CubeUpdate& update,
   p.map_in_shared = s.map_in_shared;
   p.store = s.store;
   p.copies = s.copies;
-  p.copies_origin = copies_origin(s, plan.first_targets);
+  p.copies_given = options_.phf > 0;
+  p.slot_budget = static_cast<uint64_t>(slot_budget(costs_, s.store == StoreKind::hash ? StoreKind::hash : StoreKind::dense));
+  p.store_targets = plan.first_targets;
   p.preagg = s.preagg;
   p.grid = s.grid;
   p.block = s.block;
@@ -96,8 +95,8 @@ PlanFacts GpuEngine::plan_facts(const QueryPlan& plan, const CubeUpdate& update,
   p.pending_limit = cdp_.pending_limit();
   p.pending_pool_bytes = cdp_.pending_pool_bytes();
   p.class_tuples = plan.classes.cells;
-  p.contributions = e.contributions;
-  p.final_store = e.store;
+  p.contributions = contributions;
+  p.final_store = final_store;
   p.compact = plan.compact;
   p.pages_skipped = plan.page_list_at ? cube_.page_count() - plan.page_list.size() : 0;
   p.page_count = cube_.page_count();

@@ -119,8 +119,6 @@ class GpuEngine final : public Engine {
   StoreKind choose_store(StagePlan& p, KernelKind kernel, int block, uint64_t targets, int fields, bool dense_only,
                          bool allow_shared) const;
   Preagg choose_preagg(KernelKind kernel, uint64_t targets, const MapImage& map) const;
-  // Why the plan has its copies, for the plan text ("" when --phf gave them).
-  std::string copies_origin(const StagePlan& plan, uint64_t targets) const;
   // The map and prefilter stages (map_upload.cu).
   void upload_maps(QueryPlan& plan);
   // The resident table's cells to read (prefiltered when asked) and those
@@ -146,7 +144,7 @@ class GpuEngine final : public Engine {
     uint64_t contributions = 0;
     uint64_t updates = 0;  // phase 1's
   };
-  Expansion run_phase_one(const FactTable& facts, const AggregationMap& map, const Inputs& inputs, QueryPlan& plan,
+  Expansion run_phase_one(const AggregationMap& map, const Inputs& inputs, QueryPlan& plan,
                           StageClock& clock);
   AreaResult expand_window(const QueryPlan& plan, const Expansion& e, Aggregate aggregate, uint64_t first,
                            uint64_t width, StageClock& clock);
@@ -162,8 +160,8 @@ class GpuEngine final : public Engine {
   // Frees the reusable store and compaction buffers.
   void release_stores();
   // The plan's facts for the plan text.
-  PlanFacts plan_facts(const QueryPlan& plan, const CubeUpdate& update, const Inputs& inputs, const Expansion& e,
-                       uint64_t chunks) const;
+  PlanFacts plan_facts(const QueryPlan& plan, const CubeUpdate& update, const Inputs& inputs, StoreKind final_store,
+                       uint64_t contributions, uint64_t chunks) const;
 
   GpuOptions options_;
   std::string name_;

@@ -30,6 +30,12 @@ std::string kernel_words(const PlanFacts& p) {
               " of device memory taken by the runtime since it was set))");
 }
 
+std::string copies_words(const PlanFacts& p) {
+  if (p.copies_given) return {};
+  if (p.store == StoreKind::shared) return " (replicas: up to one per warp within 48 KB)";
+  return text(" (model: slot budget ", p.slot_budget, " over ", p.store_targets, " targets)");
+}
+
 }  // namespace
 
 std::string describe_plan(const PlanFacts& p) {
@@ -46,7 +52,7 @@ std::string describe_plan(const PlanFacts& p) {
   return text(p.host.said(), chose, "facts ", p.update_kind,
               resident ? std::string() : text(" (", p.update_cells, " cells)"), ", ", p.resident_cells,
               " resident + ", p.added_cells, " added cells in ", p.device_bytes / 1e6, " MB of device memory; ",
-              expand_plan, kernel_words(p), ", store ", knob_name(p.store), ", copies ", p.copies, p.copies_origin,
+              expand_plan, kernel_words(p), ", store ", knob_name(p.store), ", copies ", p.copies, copies_words(p),
               ", preagg ", knob_name(p.preagg), ", prefilter ", p.compact ? "compact" : "fused",
               p.pages_skipped > 0 ? text(" (", p.pages_skipped, " of ", p.page_count, " pages skipped)")
                                   : std::string(),

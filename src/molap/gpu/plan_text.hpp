@@ -26,7 +26,10 @@ struct PlanFacts {
   bool lean = false, constant_map = false, map_in_shared = false;
   StoreKind store = StoreKind::hash;
   unsigned copies = 1;
-  std::string copies_origin;  // why it has its copies ("" when --phf gave them)
+  // Why it has its copies: given by --phf, or the model's slot budget over
+  // the store's targets (a shared store: replicas up to one per warp).
+  bool copies_given = false;
+  uint64_t slot_budget = 0, store_targets = 0;
   Preagg preagg = Preagg::none;
   int grid = 0, block = 0;
   // CDP and hybrid.

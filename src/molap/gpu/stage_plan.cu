@@ -148,17 +148,4 @@ StagePlan GpuEngine::plan_for(KernelKind kernel, int block, uint64_t targets, in
   return p;
 }
 
-std::string GpuEngine::copies_origin(const StagePlan& plan, uint64_t targets) const {
-  if (options_.phf > 0) return {};
-  switch (plan.store) {
-    case StoreKind::shared: return " (replicas: up to one per warp within 48 KB)";
-    case StoreKind::hash:
-      return text(" (model: slot budget ", static_cast<uint64_t>(slot_budget(costs_, StoreKind::hash)), " over ",
-                  targets, " targets)");
-    default:
-      return text(" (model: slot budget ", static_cast<uint64_t>(slot_budget(costs_, StoreKind::dense)), " over ",
-                  targets, " targets)");
-  }
-}
-
 }  // namespace gpuolap::gpu

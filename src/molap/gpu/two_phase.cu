@@ -9,8 +9,8 @@
 
 namespace gpuolap::gpu {
 
-GpuEngine::Expansion GpuEngine::run_phase_one(const FactTable&, const AggregationMap& map, const Inputs& inputs,
-                                              QueryPlan& plan, StageClock& clock) {
+GpuEngine::Expansion GpuEngine::run_phase_one(const AggregationMap& map, const Inputs& inputs, QueryPlan& plan,
+                                              StageClock& clock) {
   const cudaStream_t stream = ctx_.stream();
   const cudaStream_t side = ctx_.side_stream();
   Expansion e;
