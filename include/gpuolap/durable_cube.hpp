@@ -74,8 +74,8 @@ class DurableCube {
 
 // The log of a store as opening it would find it, changing nothing: read,
 // and its records checked as replay checks them, over a copy of `facts`
-// (the snapshot whose checksum is `snapshot_checksum`).
-LogContents check_log(const std::filesystem::path& dir, const Schema& schema, const FactTable& facts,
+// (the snapshot whose checksum is `snapshot_checksum`), which it takes.
+LogContents check_log(const std::filesystem::path& dir, const Schema& schema, FactTable facts,
                       uint64_t snapshot_checksum);
 
 // The schema and merged facts of a store with its log replayed, for commands

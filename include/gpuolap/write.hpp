@@ -1,7 +1,7 @@
 #pragma once
 // The unit of a write: rows written in one mode, and a record of batches
-// applied together. The write-ahead log stores records; the fact store, the
-// server and a replay apply them, all by apply_record.
+// applied together. The write-ahead log stores records; apply_record applies
+// one to a fact store (as the write that logged it did, and as replay does).
 #include <cstdint>
 #include <vector>
 

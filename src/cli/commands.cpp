@@ -94,9 +94,9 @@ int run_query(const QueryOptions& o) {
   const AreaQuery query = read_query_file(cube.schema, o.query);
   // As the server does: an area past the limit is refused before it costs
   // minutes and gigabytes (40.8 M targets ran 12 minutes past 3 GB).
-  if (o.max_cells > 0 && olap::target_cells(query) > static_cast<double>(o.max_cells))
-    throw InputError(fmt::format("{}: the area has {:.0f} target cells, more than --max-cells {}", o.query,
-                                 olap::target_cells(query), o.max_cells));
+  if (const double cells = olap::target_cells(query); o.max_cells > 0 && cells > static_cast<double>(o.max_cells))
+    throw InputError(
+        fmt::format("{}: the area has {:.0f} target cells, more than --max-cells {}", o.query, cells, o.max_cells));
   EngineChoice choice = make_engine(o.engine, cube.facts.size(), o.gpu);
   choice.engine->time_stages(o.timing);
 
@@ -273,10 +273,10 @@ int run_generate(const GenerateOptions& o) {
 int run_check(const CheckOptions& o) {
   // The snapshot: a damaged one is an InputError naming what is wrong.
   const uint64_t checksum = store_checksum(o.cube);
-  const Cube cube = load_store(o.cube);
+  Cube cube = load_store(o.cube);
   std::cout << fmt::format("snapshot: {}: {} cells, checksum {:#018x}: whole\n", store_file(o.cube).string(),
                            cube.facts.size(), checksum);
-  const LogContents log = check_log(o.cube, cube.schema, cube.facts, checksum);
+  const LogContents log = check_log(o.cube, cube.schema, std::move(cube.facts), checksum);
   const std::string where = log_file(o.cube).string();
   if (!log.exists) {
     std::cout << fmt::format("log: {}: none (opening starts an empty one)\n", where);

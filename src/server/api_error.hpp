@@ -5,7 +5,6 @@
 #include <string>
 
 #include "gpuolap/error.hpp"
-#include "olap/over_limit.hpp"
 
 namespace gpuolap::server {
 
@@ -13,8 +12,6 @@ class ApiError : public InputError {
  public:
   ApiError(int status, std::string code, const std::string& detail)
       : InputError(detail), status_(status), code_(std::move(code)) {}
-  // An operation over a limit the server set is a 413.
-  explicit ApiError(const olap::OverLimit& e) : ApiError(413, e.code(), e.what()) {}
   int status() const { return status_; }
   const std::string& code() const { return code_; }
 

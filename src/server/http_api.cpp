@@ -10,6 +10,7 @@
 #include <set>
 
 #include "api_error.hpp"
+#include "olap/over_limit.hpp"
 #include "formats/json_parse.hpp"
 
 namespace gpuolap::server {
@@ -111,7 +112,8 @@ HttpApi::HttpApi(CubeApi& api, HttpOptions options)
   // A compressed body would be inflated by httplib past --max-body-bytes
   // (the limit counts the bytes on the wire): refused before it is read.
   http_->set_pre_routing_handler([](const httplib::Request& req, httplib::Response& res) {
-    const std::string encoding = req.get_header_value("Content-Encoding");
+    std::string encoding = req.get_header_value("Content-Encoding");
+    std::transform(encoding.begin(), encoding.end(), encoding.begin(), [](unsigned char c) { return std::tolower(c); });
     if (encoding.empty() || encoding == "identity") return httplib::Server::HandlerResponse::Unhandled;
     send_error(res, 415, "unsupported_encoding",
                fmt::format("request bodies with Content-Encoding '{}' are not accepted; send the body uncompressed",

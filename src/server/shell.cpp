@@ -5,6 +5,7 @@
 #include <string>
 
 #include "api_error.hpp"
+#include "olap/over_limit.hpp"
 #include "formats/json_parse.hpp"
 
 namespace gpuolap::server {

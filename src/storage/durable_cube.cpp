@@ -1,9 +1,12 @@
 #include "gpuolap/durable_cube.hpp"
 
+#include <fcntl.h>
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -18,21 +21,49 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Keeps the bytes of a log's bad tail beside the store, for a person to
-// look at: best effort, as a copy that cannot be written loses nothing.
-void keep_bad_tail(const fs::path& dir, const fs::path& log, uint64_t from) {
+// Copies the bytes of a log from `from` on into `file` beside it; whether
+// the whole copy reached the disk.
+bool copy_log_tail(const fs::path& log, uint64_t from, int fd) {
   std::ifstream in(log, std::ios::binary);
   in.seekg(static_cast<std::streamoff>(from));
   const std::string bytes{std::istreambuf_iterator<char>(in), {}};
-  const int fd = create_new_file(dir / "cube.wal.bad");
-  if (fd < 0) return;
+  bool whole = true;
   for (size_t at = 0; at < bytes.size();) {
     const ssize_t n = ::write(fd, bytes.data() + at, bytes.size() - at);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
+    if (n <= 0) {
+      whole = false;
+      break;
+    }
     at += static_cast<size_t>(n);
   }
+  whole = whole && ::fsync(fd) == 0;
   ::close(fd);
+  return whole;
+}
+
+// Keeps the bytes of a log's bad tail beside the store, for a person to
+// look at. A torn tail was never acknowledged: its copy, cube.wal.bad, is
+// best effort and replaced by the next. Records discarded after corruption
+// were acknowledged: each discard keeps them in a file of its own, never
+// replaced, and is refused when that copy cannot be made.
+void keep_bad_tail(const fs::path& dir, const fs::path& log, uint64_t from, bool acknowledged) {
+  if (!acknowledged) {
+    const int fd = create_new_file(dir / "cube.wal.bad");
+    if (fd >= 0) copy_log_tail(log, from, fd);
+    return;
+  }
+  const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(
+                           std::chrono::system_clock::now().time_since_epoch()).count();
+  for (int n = 0; n < 1000; ++n) {
+    const fs::path kept = dir / fmt::format("cube.wal.discarded-{}-{}", seconds, n);
+    const int fd = ::open(kept.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (fd < 0 && errno == EEXIST) continue;
+    if (fd >= 0 && copy_log_tail(log, from, fd)) return;
+    throw InputError(fmt::format("{}: cannot keep the discarded records in {}: nothing was changed", log.string(),
+                                 kept.string()));
+  }
+  throw InputError(fmt::format("{}: cannot find a free name for the discarded records", log.string()));
 }
 
 bool stale(const LogContents& log, uint64_t snapshot_checksum) {
@@ -49,7 +80,7 @@ std::string describe(const LogContents& log, uint64_t snapshot_checksum) {
   return fmt::format("{}; {} valid records replayed, {} bytes after them ignored{}", log.problem, log.records.size(),
                      log.file_bytes - log.valid_bytes,
                      log.records_after_problem > 0
-                         ? fmt::format(" ({} whole records among them, discarded as asked)", log.records_after_problem)
+                         ? fmt::format(" ({} whole records among them, set aside as asked)", log.records_after_problem)
                          : "");
 }
 
@@ -63,7 +94,7 @@ void refuse_lost_records(const fs::path& dir, const LogContents& log, uint64_t s
   throw InputError(fmt::format(
       "{}: {}, and {} whole records follow it: opening would discard acknowledged writes. Nothing was changed; "
       "`gpuolap check --cube {}` reports the log, and --recovery discard-after-corruption opens the store without "
-      "them (their bytes kept in cube.wal.bad)",
+      "them (their bytes kept in a cube.wal.discarded-* file of their own)",
       log_file(dir).string(), log.problem, log.records_after_problem, dir.string()));
 }
 
@@ -126,20 +157,21 @@ DurableCube::DurableCube(const fs::path& dir, const ProgressFn& progress, const 
       snapshot_checksum_(store_checksum(dir)),
       snapshot_(load_store(dir, progress)),
       store_(snapshot_.schema.codec(), std::move(snapshot_.facts)) {
-  // A checkpoint cut short leaves its temporary files; under the lock no one else is writing them.
-  for (const auto& entry : fs::directory_iterator(dir)) {
-    const std::string name = entry.path().filename().string();
-    if (name.rfind("cube.gpuolap.tmp-", 0) == 0 || name == "cube.wal.tmp") fs::remove(entry.path());
-  }
   const fs::path path = log_file(dir);
   LogContents log = read_log(path, snapshot_.schema);
   const bool replayable = log.exists && !stale(log, snapshot_checksum_) && log.valid_bytes > 0;
   if (replayable) replay(store_, log);  // in memory only: a refusal below leaves the store as it was
   refuse_lost_records(dir, log, snapshot_checksum_, recovery);
+  // A checkpoint cut short leaves its temporary files; under the lock no one else is writing them.
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("cube.gpuolap.tmp-", 0) == 0 || name == "cube.wal.tmp") fs::remove(entry.path());
+  }
+  const bool acknowledged = log.records_after_problem > 0;  // discarded after corruption, as asked
   recovery_.problem = describe(log, snapshot_checksum_);
   if (!replayable) {
     recovery_.bytes_dropped = log.file_bytes;
-    if (log.exists && log.file_bytes > 0) keep_bad_tail(dir, path, 0);
+    if (log.exists && log.file_bytes > 0) keep_bad_tail(dir, path, 0, acknowledged);
     WriteAheadLog::create(path, snapshot_checksum_);
     log_ = std::make_unique<WriteAheadLog>(path, fs::file_size(path), 1);
     return;
@@ -147,7 +179,7 @@ DurableCube::DurableCube(const fs::path& dir, const ProgressFn& progress, const 
   recovery_.records_replayed = log.records.size();
   recovery_.bytes_dropped = log.file_bytes - log.valid_bytes;
   recovery_.records_discarded = log.records_after_problem;
-  if (recovery_.bytes_dropped > 0) keep_bad_tail(dir, path, log.valid_bytes);
+  if (recovery_.bytes_dropped > 0) keep_bad_tail(dir, path, log.valid_bytes, acknowledged);
   log_ = std::make_unique<WriteAheadLog>(path, log.valid_bytes, log.records.size() + 1);
 }
 
@@ -175,10 +207,10 @@ uint64_t DurableCube::append(LogRecord& record) {
   return log_->append(record);
 }
 
-LogContents check_log(const fs::path& dir, const Schema& schema, const FactTable& facts, uint64_t snapshot_checksum) {
+LogContents check_log(const fs::path& dir, const Schema& schema, FactTable facts, uint64_t snapshot_checksum) {
   LogContents log = read_log(log_file(dir), schema);
   if (stale(log, snapshot_checksum) || log.records.empty()) return log;
-  FactStore store(schema.codec(), facts);
+  FactStore store(schema.codec(), std::move(facts));
   replay(store, log);
   return log;
 }
@@ -192,16 +224,14 @@ Cube load_cube_with_log(const fs::path& dir, const ProgressFn& progress,
     Cube cube = load_store(dir, progress);
     LogContents log = read_log(log_file(dir), cube.schema);
     if (store_checksum(dir) != before && attempt < 10) continue;
-    if (stale(log, before) || log.records.empty()) {
-      refuse_lost_records(dir, log, before, recovery);
-      if (const std::string problem = describe(log, before); !problem.empty() && warn) warn(problem);
-      return cube;
+    if (!stale(log, before) && !log.records.empty()) {
+      FactStore store(cube.schema.codec(), std::move(cube.facts));
+      replay(store, log);
+      cube.facts = store.table();
     }
-    FactStore store(cube.schema.codec(), std::move(cube.facts));
-    replay(store, log);
     refuse_lost_records(dir, log, before, recovery);
     if (const std::string problem = describe(log, before); !problem.empty() && warn) warn(problem);
-    return Cube{std::move(cube.schema), store.table()};
+    return cube;
   }
 }
 

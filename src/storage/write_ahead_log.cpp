@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -119,18 +120,26 @@ std::string decode_payload(const char* data, size_t size, const Schema& schema, 
 
 // Write records that start at or after `from` and match their checksums,
 // found by trying every byte offset (a corrupt length hides where the next
-// record starts): they tell corruption inside the log from a torn tail.
-uint64_t whole_records_after(const std::string& bytes, size_t from) {
+// record starts): they tell corruption inside the log from a torn tail. A
+// candidate is hashed only when its kind is a write and its sequence number
+// could follow `after` in the bytes left (a record takes at least 28 bytes),
+// so that the bytes of a record's rows rarely pass for a header of gigabytes.
+uint64_t whole_records_after(const std::string& bytes, size_t from, uint64_t after) {
+  constexpr uint64_t kSmallestRecord = kRecordHeaderBytes + 4 + 8;
   uint64_t found = 0;
   for (size_t at = from; at + kRecordHeaderBytes + 8 <= bytes.size();) {
     uint32_t length, kind;
+    uint64_t sequence;
     std::memcpy(&length, bytes.data() + at, 4);
     std::memcpy(&kind, bytes.data() + at + 4, 4);
+    std::memcpy(&sequence, bytes.data() + at + 8, 8);
+    const uint64_t left = bytes.size() - at;
     const uint64_t total = kRecordHeaderBytes + uint64_t{length} + 8;
+    const bool plausible = kind == kWriteRecord && total <= left && sequence > after &&
+                           sequence - after <= (bytes.size() - from) / kSmallestRecord + 1;
     uint64_t checksum = 0;
-    if (kind == kWriteRecord && total <= bytes.size() - at)
-      std::memcpy(&checksum, bytes.data() + at + total - 8, 8);
-    if (kind == kWriteRecord && total <= bytes.size() - at && XXH3_64bits(bytes.data() + at, total - 8) == checksum) {
+    if (plausible) std::memcpy(&checksum, bytes.data() + at + total - 8, 8);
+    if (plausible && XXH3_64bits(bytes.data() + at, total - 8) == checksum) {
       ++found;
       at += total;
     } else {
@@ -181,6 +190,9 @@ LogContents read_log(const fs::path& path, const Schema& schema) {
   if (bytes.size() < kHeaderBytes || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0 ||
       XXH3_64bits(bytes.data(), 24) != *reinterpret_cast<const uint64_t*>(bytes.data() + 24)) {
     log.problem = fmt::format("the log header is torn or corrupt ({} bytes)", bytes.size());
+    // A header is written whole before any record (a temporary file, renamed):
+    // records after a bad one are corruption, not a crash.
+    log.records_after_problem = whole_records_after(bytes, std::min(bytes.size(), kHeaderBytes), 0);
     return log;
   }
   uint32_t version;
@@ -229,7 +241,7 @@ LogContents read_log(const fs::path& path, const Schema& schema) {
     ++expected_sequence;
   }
   log.valid_bytes = log.problem.empty() ? bytes.size() : at;
-  if (!log.problem.empty()) log.records_after_problem = whole_records_after(bytes, at + 1);
+  if (!log.problem.empty()) log.records_after_problem = whole_records_after(bytes, at + 1, expected_sequence - 1);
   return log;
 }
 

@@ -212,6 +212,12 @@ TEST_F(WriteAheadLogTest, ACorruptRecordBeforeWholeOnesRefusesToOpenUnlessToldTo
   EXPECT_NE(cube.recovery().problem.find("record 3 at byte"), std::string::npos) << cube.recovery().problem;
   EXPECT_NE(cube.recovery().problem.find("checksum"), std::string::npos) << cube.recovery().problem;
   EXPECT_EQ(cube.recovery().bytes_dropped, sizes[3] - sizes[1]);
+  // The discarded records are kept in a file of their own, which no later repair replaces.
+  std::vector<fs::path> kept;
+  for (const auto& entry : fs::directory_iterator(dir_))
+    if (entry.path().filename().string().rfind("cube.wal.discarded-", 0) == 0) kept.push_back(entry.path());
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_EQ(fs::file_size(kept[0]), sizes[3] - sizes[1]);
 }
 
 // A corrupt last record hides nothing: it is cut off like a torn tail.
