@@ -86,6 +86,10 @@ class Dimension {
   std::vector<std::vector<ElementId>> parents_;
   int depth_ = 1;
 
+  // An InputError naming the first element (children first) with a base
+  // whose weight overflows a double: refused when the schema is built, not
+  // when a query first asks for it.
+  void refuse_overflowing_weights(const std::vector<ElementId>& parents_first, const std::string& where) const;
   // Fills the cache for e and every element below it not yet there.
   void compute_base_weights(ElementId e) const;
   // base_weights' results; copies of a dimension share them. An element's

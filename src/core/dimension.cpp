@@ -113,7 +113,29 @@ Dimension Dimension::build(std::string name, const std::vector<ElementSpec>& spe
   }
   dim.depth_ = *std::max_element(levels.begin(), levels.end());
   dim.base_weights_cache_ = std::make_shared<BaseWeightsCache>(dim.elements_.size());
+  dim.refuse_overflowing_weights(order, where);
   return dim;
+}
+
+void Dimension::refuse_overflowing_weights(const std::vector<ElementId>& parents_first,
+                                           const std::string& where) const {
+  // bound(e) = sum over children c of |weight(e,c)| * bound(c), 1 for a base,
+  // bounds every base weight under e, in one pass over the edges. Only where
+  // the bound is not finite are e's weights computed, to tell a real
+  // overflow from a bound that cancellations keep below it.
+  std::vector<double> bound(elements_.size(), 1.0);
+  for (auto it = parents_first.rbegin(); it != parents_first.rend(); ++it) {
+    const Element& element = elements_[*it];
+    if (element.is_base()) continue;
+    double sum = 0.0;
+    for (const Child& c : element.children) sum += std::abs(c.weight) * bound[c.element];
+    bound[*it] = sum;
+    if (std::isfinite(sum)) continue;
+    for (const auto& [b, w] : base_weights(*it))
+      if (!std::isfinite(w))
+        throw InputError(fmt::format("{}: the weight of '{}' under '{}' overflows to {} (a product of weights on its paths)",
+                                     where, elements_[base_elements_[b]].name, element.name, w));
+  }
 }
 
 std::optional<ElementId> Dimension::find(std::string_view element_name) const {
