@@ -7,11 +7,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <cmath>
 #include <fstream>
-#include <map>
 
-#include "gpuolap/cell_write.hpp"
 #include "gpuolap/error.hpp"
 #include "new_file.hpp"
 
@@ -98,40 +95,15 @@ void refuse_lost_records(const fs::path& dir, const LogContents& log, uint64_t s
       log_file(dir).string(), log.problem, log.records_after_problem, dir.string()));
 }
 
-// Why applying `record` to `store` would leave a cell infinite (an add that
-// overflows a double, which a live write refuses), or "". Only records with
-// an add can; their cells are followed through every batch of the record.
-std::string overflow_of(const FactStore& store, const LogRecord& record) {
-  if (std::none_of(record.batches.begin(), record.batches.end(),
-                   [](const WriteBatch& b) { return b.mode == WriteMode::add; }))
-    return "";
-  std::map<uint64_t, std::vector<double>> cells;  // as the record's earlier rows leave them
-  for (const WriteBatch& b : record.batches) {
-    std::vector<double> row(b.present.size(), kNoValue);
-    for (size_t i = 0; i < b.size(); ++i) {
-      const uint64_t key = b.keys[i];
-      auto it = cells.find(key);
-      if (it == cells.end())
-        it = cells.emplace(key, store.current(key).value_or(std::vector<double>(b.present.size(), kNoValue))).first;
-      for (size_t m = 0; m < row.size(); ++m)
-        if (b.present[m]) row[m] = b.values[m][i];
-      write_cell(b.mode, it->second, row, b.present);
-      for (size_t m = 0; m < it->second.size(); ++m)
-        if (std::isinf(it->second[m]))
-          return fmt::format("an add makes measure {} of cell key {:#x} overflow a double", m + 1, key);
-    }
-  }
-  return "";
-}
-
 // Applies the log's records in order, each checked first as a live write
 // is: a record that would overflow a cell is corrupt, and reading stops
 // there, as at any corrupt record (the records after it count as whole
 // records that follow the problem).
 void replay(FactStore& store, LogContents& log) {
   for (size_t r = 0; r < log.records.size(); ++r) {
-    if (const std::string bad = overflow_of(store, log.records[r]); !bad.empty()) {
-      log.problem = fmt::format("record {} at byte {} is corrupt: {}", r + 1, log.record_starts[r], bad);
+    if (const auto overflow = first_overflow(store, log.records[r])) {
+      log.problem = fmt::format("record {} at byte {} is corrupt: an add makes measure {} of cell key {:#x} overflow a double",
+                                r + 1, log.record_starts[r], overflow->measure + 1, overflow->key);
       log.records_after_problem += log.records.size() - r - 1;
       log.valid_bytes = log.record_starts[r];
       log.records.resize(r);
