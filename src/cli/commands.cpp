@@ -269,7 +269,7 @@ int run_check(const CheckOptions& o) {
     std::cout << fmt::format("log: {}: none (opening starts an empty one)\n", where);
     return 0;
   }
-  if (log.valid_bytes > 0 && log.base_checksum != checksum) {
+  if (log.is_stale(checksum)) {
     std::cout << fmt::format("log: {}: follows an older snapshot (a checkpoint was cut short); its {} records are "
                              "already in the snapshot and are not replayed\n",
                              where, log.records.size());

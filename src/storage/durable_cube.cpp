@@ -63,14 +63,10 @@ void keep_bad_tail(const fs::path& dir, const fs::path& log, uint64_t from, bool
   throw InputError(fmt::format("{}: cannot find a free name for the discarded records", log.string()));
 }
 
-bool stale(const LogContents& log, uint64_t snapshot_checksum) {
-  return log.exists && log.valid_bytes > 0 && log.base_checksum != snapshot_checksum;
-}
-
 std::string describe(const LogContents& log, uint64_t snapshot_checksum) {
   if (!log.exists) return "";
   // A stale log is not replayed at all, whatever its tail looks like.
-  if (stale(log, snapshot_checksum))
+  if (log.is_stale(snapshot_checksum))
     return fmt::format("the log predates the snapshot (a checkpoint was cut short); its {} records are already in the snapshot",
                        log.records.size());
   if (log.problem.empty()) return "";
@@ -85,7 +81,7 @@ std::string describe(const LogContents& log, uint64_t snapshot_checksum) {
 // if the log is cut there: refused unless the operator said to discard them.
 void refuse_lost_records(const fs::path& dir, const LogContents& log, uint64_t snapshot_checksum,
                          LogRecovery recovery) {
-  if (recovery == LogRecovery::discard_after_corruption || stale(log, snapshot_checksum) ||
+  if (recovery == LogRecovery::discard_after_corruption || log.is_stale(snapshot_checksum) ||
       log.records_after_problem == 0)
     return;
   throw InputError(fmt::format(
@@ -131,7 +127,7 @@ DurableCube::DurableCube(const fs::path& dir, const ProgressFn& progress, const 
       store_(snapshot_.schema.codec(), std::move(snapshot_.facts)) {
   const fs::path path = log_file(dir);
   LogContents log = read_log(path, snapshot_.schema);
-  const bool replayable = log.exists && !stale(log, snapshot_checksum_) && log.valid_bytes > 0;
+  const bool replayable = log.exists && !log.is_stale(snapshot_checksum_) && log.valid_bytes > 0;
   if (replayable) replay(store_, log);  // in memory only: a refusal below leaves the store as it was
   refuse_lost_records(dir, log, snapshot_checksum_, recovery);
   // A checkpoint cut short leaves its temporary files; under the lock no one else is writing them.
@@ -181,7 +177,7 @@ uint64_t DurableCube::append(LogRecord& record) {
 
 LogContents check_log(const fs::path& dir, const Schema& schema, FactTable facts, uint64_t snapshot_checksum) {
   LogContents log = read_log(log_file(dir), schema);
-  if (stale(log, snapshot_checksum) || log.records.empty()) return log;
+  if (log.is_stale(snapshot_checksum) || log.records.empty()) return log;
   FactStore store(schema.codec(), std::move(facts));
   replay(store, log);
   return log;
@@ -196,7 +192,7 @@ Cube load_cube_with_log(const fs::path& dir, const ProgressFn& progress,
     Cube cube = load_store(dir, progress);
     LogContents log = read_log(log_file(dir), cube.schema);
     if (store_checksum(dir) != before && attempt < 10) continue;
-    if (!stale(log, before) && !log.records.empty()) {
+    if (!log.is_stale(before) && !log.records.empty()) {
       FactStore store(cube.schema.codec(), std::move(cube.facts));
       replay(store, log);
       cube.facts = store.table();
