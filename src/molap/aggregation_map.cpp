@@ -67,15 +67,6 @@ AggregationMap::AggregationMap(const Schema& schema, const AreaQuery& query)
     dims_.push_back(build_dimension_map(schema.dimension(d), query.area[d]));
 }
 
-std::vector<uint32_t> AggregationMap::positions(uint64_t target) const {
-  std::vector<uint32_t> pos(dims_.size());
-  for (size_t d = 0; d < dims_.size(); ++d) {
-    pos[d] = static_cast<uint32_t>(target / strides_[d]);
-    target %= strides_[d];
-  }
-  return pos;
-}
-
 AggregationMap AggregationMap::with_absolute_weights() const {
   AggregationMap copy = *this;
   for (DimensionMap& m : copy.dims_)
