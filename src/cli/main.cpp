@@ -150,11 +150,21 @@ int main(int argc, char** argv) {
   ck->add_option("--cube", check_store.cube, "Cube store directory")->required();
 
   GenerateOptions gen;
-  auto* g = app.add_subcommand("generate", "Write a generated cube: schema, facts and sample queries");
-  g->add_option("--kind", gen.kind, "demo, biker, machines or machines-skewed")->capture_default_str();
-  g->add_option("--scale", gen.scale, "Fraction of the thesis' fact count (biker, machines)")->capture_default_str();
+  auto* g = app.add_subcommand("generate",
+                                "Write a generated cube (schema, facts and sample queries) into --out, or generated "
+                                "tables into the database --db");
+  g->add_option("kind,--kind", gen.kind,
+                "Cubes: demo, biker, machines or machines-skewed; tables: sales-flat, lineitem, zipf or ssb")
+      ->capture_default_str();
+  g->add_option("--scale", gen.scale,
+                "Fraction of the thesis' fact count (biker, machines); the scale factor of tables (sales-flat: 25 M "
+                "rows, lineitem and ssb: SF, zipf: 10 M rows of f)")
+      ->capture_default_str();
   g->add_option("--seed", gen.seed, "Random seed")->capture_default_str();
-  g->add_option("--out", gen.out, "Output directory")->required();
+  g->add_option("--out", gen.out, "Output directory of a cube");
+  g->add_option("--db", gen.db, "Database directory of generated tables (created if missing)");
+  g->add_option("--theta", gen.theta, "zipf: skew of f.a and f.fk (0: uniform)")->capture_default_str();
+  g->add_option("--cardinality", gen.cardinality, "zipf: distinct values of f.a, rows of d1")->capture_default_str();
   g->add_flag("--force", gen.force, "Replace a cube store that is already there (--format store)");
   g->add_option("--format", gen.format, "csv (schema.json + facts.csv) or store (a cube store)")
       ->check(CLI::IsMember({"csv", "store"}))
