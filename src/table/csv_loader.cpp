@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <fmt/format.h>
 #include <tbb/parallel_for.h>
+#include <tbb/parallel_sort.h>
 #include <tbb/task_arena.h>
 
 #include <algorithm>
@@ -482,7 +483,7 @@ Table load_csv(const fs::path& csv, const CsvLoadOptions& options) {
     if (col.type != ColumnType::String) continue;
     std::vector<std::string_view> all;
     for (const Chunk& c : chunks) all.insert(all.end(), c.distinct[k].begin(), c.distinct[k].end());
-    std::sort(all.begin(), all.end());
+    tbb::parallel_sort(all.begin(), all.end());
     all.erase(std::unique(all.begin(), all.end()), all.end());
     if (all.size() > std::size_t{INT32_MAX})
       throw InputError(fmt::format("{}: column {} has more than 2^31 distinct strings", where, col.name));
