@@ -232,6 +232,23 @@ struct Chunk {
   std::optional<CsvError> error;
 };
 
+// a < b in byte order (std::string's), 8 bytes a step: the sort of a
+// dictionary compares tens of millions of strings sharing long prefixes, and
+// a call of memcmp for each was a fifth of a load.
+bool bytes_less(std::string_view a, std::string_view b) {
+  const std::size_t n = std::min(a.size(), b.size());
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    std::uint64_t x, y;
+    std::memcpy(&x, a.data() + i, 8);
+    std::memcpy(&y, b.data() + i, 8);
+    if (x != y) return __builtin_bswap64(x) < __builtin_bswap64(y);
+  }
+  for (; i < n; ++i)
+    if (a[i] != b[i]) return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[i]);
+  return a.size() < b.size();
+}
+
 // Cuts [body, end) into about `count` chunks at record starts: after a line
 // break with an even number of quotes before it.
 std::vector<Chunk> cut_chunks(const char* body, const char* end, std::uint64_t body_line, std::size_t count) {
@@ -501,7 +518,7 @@ Table load_csv(const fs::path& csv, const CsvLoadOptions& options) {
       }
     });
     tbb::parallel_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
-      return a.prefix != b.prefix ? a.prefix < b.prefix : a.text < b.text;
+      return a.prefix != b.prefix ? a.prefix < b.prefix : bytes_less(a.text, b.text);
     });
     std::vector<std::vector<std::int32_t>> global(chunks.size());
     for (std::size_t i = 0; i < chunks.size(); ++i) global[i].resize(chunks[i].distinct[k].size());
