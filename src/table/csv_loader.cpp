@@ -352,6 +352,11 @@ Table load_csv(const fs::path& csv, const CsvLoadOptions& options) {
     if (std::find(names.begin(), names.end(), name) == names.end())
       throw InputError(fmt::format("--types: '{}' is no column of {} (its columns: {})", clip_for_message(name), where,
                                    clip_for_message(fmt::format("{}", fmt::join(names, ", ")))));
+  // Before the body is read: a sort column the file lacks.
+  for (const std::string& name : options.sort_by)
+    if (std::find(names.begin(), names.end(), name) == names.end())
+      throw InputError(fmt::format("--sort-by: '{}' is no column of {} (its columns: {})", clip_for_message(name), where,
+                                   clip_for_message(fmt::format("{}", fmt::join(names, ", ")))));
   const std::size_t columns = names.size();
   std::vector<std::optional<ColumnType>> declared(columns);
   for (std::size_t c = 0; c < columns; ++c)
