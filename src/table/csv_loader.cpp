@@ -23,6 +23,7 @@
 #include "gpuolap/error.hpp"
 #include "gpuolap/formats.hpp"
 #include "table/date.hpp"
+#include "table/huge_pages.hpp"
 
 namespace gpuolap::table {
 
@@ -442,12 +443,12 @@ Table load_csv(const fs::path& csv, const CsvLoadOptions& options) {
       col.type = type_of_fits(fits, any);
     }
     switch (col.type) {
-      case ColumnType::Int64: col.int64s.resize(rows); break;
-      case ColumnType::Double: col.doubles.resize(rows); break;
+      case ColumnType::Int64: resize_on_huge_pages(col.int64s, rows); break;
+      case ColumnType::Double: resize_on_huge_pages(col.doubles, rows); break;
       case ColumnType::Date:
-      case ColumnType::String: col.int32s.resize(rows); break;
+      case ColumnType::String: resize_on_huge_pages(col.int32s, rows); break;
     }
-    col.nulls.assign(rows, 0);
+    resize_on_huge_pages(col.nulls, rows);
     table.columns.push_back(std::move(col));
   }
 
