@@ -201,13 +201,18 @@ bool parse_double(std::string_view t, double& v) {
 // Which types a column's values so far all fit.
 enum Fits : std::uint8_t { kFitsInt64 = 1, kFitsDouble = 2, kFitsDate = 4, kFitsAll = 7 };
 
-std::uint8_t fits_of(std::string_view t) {
+// The types of `still` (those the column's values so far fit) that `t` fits
+// too; only those are tried, and a YYYY-MM-DD shape, which no number has,
+// only as a date.
+std::uint8_t fits_of(std::string_view t, std::uint8_t still) {
+  if (t.size() == 10 && t[4] == '-') {
+    std::int32_t day;
+    return (still & kFitsDate) && parse_date(t, day) ? kFitsDate : 0;
+  }
   std::int64_t i;
-  if (parse_int64(t, i)) return kFitsInt64 | kFitsDouble;
+  if ((still & kFitsInt64) && parse_int64(t, i)) return kFitsInt64 | kFitsDouble;
   double d;
-  if (parse_double(t, d)) return kFitsDouble;
-  std::int32_t day;
-  if (parse_date(t, day)) return kFitsDate;
+  if ((still & kFitsDouble) && parse_double(t, d)) return kFitsDouble;
   return 0;
 }
 
@@ -390,7 +395,7 @@ Table load_csv(const fs::path& csv, const CsvLoadOptions& options) {
         for (std::size_t k = 0; k < columns; ++k) {
           if (declared[k] || fields[k].text.empty()) continue;
           c.any_value[k] = 1;
-          if (c.fits[k]) c.fits[k] &= fits_of(fields[k].text);
+          if (c.fits[k]) c.fits[k] &= fits_of(fields[k].text, c.fits[k]);
         }
         ++c.rows;
       });
