@@ -336,6 +336,7 @@ Table load_csv(const fs::path& csv, const CsvLoadOptions& options) {
   }
   if (pos == end) throw InputError(fmt::format("{}: empty: a CSV table needs a header line", where));
   std::vector<std::string> names;
+  std::unordered_map<std::string, std::size_t> column_of;
   const char* body = nullptr;
   try {
     Tokenizer header(begin, end, where, nullptr);
@@ -343,11 +344,10 @@ Table load_csv(const fs::path& csv, const CsvLoadOptions& options) {
       for (std::size_t i = 0; i < fields.size(); ++i) {
         std::string name = fields[i].escaped ? unescape(fields[i].text) : std::string(fields[i].text);
         if (name.empty()) header.fail(fields[i].text.data(), at, i, "an empty column name in the header");
-        for (std::size_t j = 0; j < names.size(); ++j)
-          if (names[j] == name)
-            header.fail(fields[i].text.data(), at, i,
-                        fmt::format("column name '{}' given twice in the header (also column {})",
-                                    clip_for_message(name), j + 1));
+        if (const auto [it, added] = column_of.try_emplace(name, i); !added)
+          header.fail(fields[i].text.data(), at, i,
+                      fmt::format("column name '{}' given twice in the header (also column {})",
+                                  clip_for_message(name), it->second + 1));
         names.push_back(std::move(name));
       }
     });
