@@ -7,6 +7,7 @@ set(GPUOLAP_LAYERS
   "gpuolap_core"
   "gpuolap_formats"
   "gpuolap_storage"
+  "gpuolap_table"
   "gpuolap_gpu_runtime"
   "gpuolap_gpu_primitives"
   "gpuolap_molap_planning gpuolap_molap_cdp gpuolap_molap_gpu"

@@ -30,6 +30,8 @@ class Database {
   // Writes `table` as dir/NAME.table atomically (a temporary file, fsync,
   // rename, fsync of the directory), replacing a table of that name.
   void store(const Table& table) const;
+  // The file table `name` is stored in (whether or not it exists).
+  std::filesystem::path table_path(std::string_view name) const;
 
  private:
   std::filesystem::path dir_;

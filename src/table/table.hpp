@@ -53,4 +53,25 @@ struct Table {
   const Column* find(std::string_view name) const;
 };
 
+// A table or column name: a letter or '_', then letters, digits or '_', at
+// most 128 bytes (a table's name is its file's name in the database).
+bool is_valid_name(std::string_view name);
+
+// Checks what store() relies on and load() guarantees: a valid name, unique
+// column names, every column as long as the first with its values in the
+// vector of its type, null flags 0 or 1, dictionaries strictly in byte order
+// with every non-NULL code inside, and a sort order of existing columns that
+// the rows really follow. An InputError says what is wrong.
+void check_table(const Table& table);
+
+// Sorts the rows by the columns `by` (ascending, NULLs first, stable) and
+// records that order in table.sort_order. An unknown column is an
+// InputError naming it.
+void sort_table(Table& table, const std::vector<std::string>& by);
+// Whether the rows follow the columns `by` in that order.
+bool is_sorted_by(const Table& table, const std::vector<std::string>& by);
+
+// `text` as a message may show it: up to 200 bytes, then how long it was.
+std::string clip_for_message(std::string_view text);
+
 }  // namespace gpuolap::table

@@ -1,0 +1,508 @@
+#include "table/csv_loader.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <fmt/format.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <deque>
+#include <optional>
+#include <unordered_map>
+
+#include "formats/json_parse.hpp"
+#include "gpuolap/error.hpp"
+#include "gpuolap/formats.hpp"
+#include "table/date.hpp"
+
+namespace gpuolap::table {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// The file's bytes, mapped read-only.
+class MappedFile {
+ public:
+  explicit MappedFile(const fs::path& path) {
+    std::error_code ec;
+    if (fs::is_directory(path, ec)) throw InputError(fmt::format("{}: is a directory, not a file", path.string()));
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw InputError(fmt::format("{}: cannot open: {}", path.string(), std::strerror(errno)));
+    struct stat st {};
+    if (::fstat(fd, &st) != 0) {
+      ::close(fd);
+      throw InputError(fmt::format("{}: cannot stat: {}", path.string(), std::strerror(errno)));
+    }
+    size_ = static_cast<std::size_t>(st.st_size);
+    if (size_ > 0) {
+      void* p = ::mmap(nullptr, size_, PROT_READ, MAP_PRIVATE | MAP_POPULATE, fd, 0);
+      if (p == MAP_FAILED) {
+        ::close(fd);
+        throw InputError(fmt::format("{}: cannot map: {}", path.string(), std::strerror(errno)));
+      }
+      data_ = static_cast<const char*>(p);
+      ::madvise(p, size_, MADV_SEQUENTIAL);
+    }
+    ::close(fd);
+  }
+  ~MappedFile() {
+    if (data_) ::munmap(const_cast<char*>(data_), size_);
+  }
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  const char* data() const { return data_; }
+  std::size_t size() const { return size_; }
+
+ private:
+  const char* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+struct Field {
+  std::string_view text;  // between the quotes of a quoted field, "" still doubled
+  bool quoted = false;
+  bool escaped = false;  // holds "" that stands for one quote
+  std::uint64_t line = 0;
+};
+
+// A parse error with where it happened, so that among the errors of parallel
+// chunks the first in the file is reported.
+struct CsvError {
+  std::size_t offset;
+  std::string message;
+};
+
+// Tokenizes records of one CSV text. Column names, once known, go into
+// the messages.
+class Tokenizer {
+ public:
+  Tokenizer(const char* begin, const char* end, const std::string& where, const std::vector<std::string>* names)
+      : begin_(begin), end_(end), where_(where), names_(names) {}
+
+  // Calls on_record(fields, line) for each record starting before
+  // `chunk_end`, from `pos` (a record start on line `line`); returns where the
+  // last one ended.
+  template <class OnRecord>
+  const char* each_record(const char* pos, const char* chunk_end, std::uint64_t line, OnRecord&& on_record) {
+    std::vector<Field>& fields = fields_;
+    while (pos < chunk_end) {
+      if (*pos == '\n') {
+        ++pos, ++line;
+        continue;
+      }
+      if (*pos == '\r' && pos + 1 < end_ && pos[1] == '\n') {
+        pos += 2, ++line;
+        continue;
+      }
+      const std::uint64_t record_line = line;
+      fields.clear();
+      while (true) {
+        Field f;
+        f.line = line;
+        if (pos < end_ && *pos == '"') {
+          f.quoted = true;
+          const char* start = ++pos;
+          while (true) {
+            const char* q = static_cast<const char*>(std::memchr(pos, '"', static_cast<std::size_t>(end_ - pos)));
+            if (!q) fail(start - 1, f.line, fields.size(), "a quoted field that is never closed");
+            line += static_cast<std::uint64_t>(std::count(pos, q, '\n'));
+            if (q + 1 < end_ && q[1] == '"') {
+              f.escaped = true;
+              pos = q + 2;
+              continue;
+            }
+            f.text = std::string_view(start, static_cast<std::size_t>(q - start));
+            pos = q + 1;
+            break;
+          }
+          if (pos < end_ && *pos != ',' && *pos != '\n' && !(*pos == '\r' && pos + 1 < end_ && pos[1] == '\n'))
+            fail(pos, line, fields.size(), "a character after the closing quote (a quoted field must end there)");
+        } else {
+          const char* start = pos;
+          while (pos < end_) {
+            const char c = *pos;
+            if (c == ',' || c == '\n') break;
+            if (c == '"') fail(pos, line, fields.size(), "a quote inside an unquoted field (quote the whole field)");
+            ++pos;
+          }
+          const char* stop = pos;
+          if (pos < end_ && *pos == '\n' && stop > start && stop[-1] == '\r') --stop;
+          f.text = std::string_view(start, static_cast<std::size_t>(stop - start));
+        }
+        fields.push_back(f);
+        if (pos == end_) break;
+        if (*pos == ',') {
+          ++pos;
+          continue;
+        }
+        if (*pos == '\r') ++pos;
+        ++pos, ++line;  // the '\n'
+        break;
+      }
+      on_record(fields, record_line, pos);
+    }
+    return pos;
+  }
+
+  [[noreturn]] void fail(const char* at, std::uint64_t line, std::size_t field, const std::string& what) const {
+    throw CsvError{static_cast<std::size_t>(at - begin_), fmt::format("{}: {}: {}", where_, place(line, field), what)};
+  }
+  // "line L, column C (name)"
+  std::string place(std::uint64_t line, std::size_t field) const {
+    std::string s = fmt::format("line {}, column {}", line, field + 1);
+    if (names_ && field < names_->size()) s += fmt::format(" ({})", clip_for_message((*names_)[field]));
+    return s;
+  }
+
+ private:
+  const char* begin_;
+  const char* end_;
+  const std::string& where_;
+  const std::vector<std::string>* names_;
+  std::vector<Field> fields_;
+};
+
+std::string unescape(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    out += text[i];
+    if (text[i] == '"') ++i;  // "" stands for one quote
+  }
+  return out;
+}
+
+bool parse_int64(std::string_view t, std::int64_t& v) {
+  const auto r = std::from_chars(t.data(), t.data() + t.size(), v);
+  return r.ec == std::errc() && r.ptr == t.data() + t.size() && !t.empty() && t[0] != '+';
+}
+
+bool parse_double(std::string_view t, double& v) {
+  if (t.empty()) return false;
+  // from_chars takes "inf", "nan" and hex-free forms; only finite decimals are numbers here.
+  const char first = t[0] == '-' ? (t.size() > 1 ? t[1] : '\0') : t[0];
+  if (!((first >= '0' && first <= '9') || first == '.')) return false;
+  const auto r = std::from_chars(t.data(), t.data() + t.size(), v);
+  return r.ec == std::errc() && r.ptr == t.data() + t.size() && std::isfinite(v);
+}
+
+// Which types a column's values so far all fit.
+enum Fits : std::uint8_t { kFitsInt64 = 1, kFitsDouble = 2, kFitsDate = 4, kFitsAll = 7 };
+
+std::uint8_t fits_of(std::string_view t) {
+  std::int64_t i;
+  if (parse_int64(t, i)) return kFitsInt64 | kFitsDouble;
+  double d;
+  if (parse_double(t, d)) return kFitsDouble;
+  std::int32_t day;
+  if (parse_date(t, day)) return kFitsDate;
+  return 0;
+}
+
+ColumnType type_of_fits(std::uint8_t fits, bool any_value) {
+  if (!any_value) return ColumnType::String;
+  if (fits & kFitsInt64) return ColumnType::Int64;
+  if (fits & kFitsDouble) return ColumnType::Double;
+  if (fits & kFitsDate) return ColumnType::Date;
+  return ColumnType::String;
+}
+
+struct Chunk {
+  const char* start = nullptr;  // a record start
+  const char* end = nullptr;    // the next chunk's start
+  std::uint64_t line = 0;       // of `start`
+  std::size_t first_row = 0;
+  std::size_t rows = 0;
+  std::vector<std::uint8_t> fits;  // per column
+  std::vector<std::uint8_t> any_value;
+  // Per string column: its distinct values here, in order of first sight;
+  // the codes written are indexes into it until they are remapped.
+  std::vector<std::vector<std::string_view>> distinct;
+  std::deque<std::string> unescaped;  // storage for values that had ""
+  std::optional<CsvError> error;
+};
+
+// Cuts [body, end) into about `count` chunks at record starts: after a line
+// break with an even number of quotes before it.
+std::vector<Chunk> cut_chunks(const char* body, const char* end, std::uint64_t body_line, std::size_t count) {
+  const std::size_t bytes = static_cast<std::size_t>(end - body);
+  count = std::max<std::size_t>(1, std::min(count, bytes / 65536 + 1));
+  auto section = [&](std::size_t i) { return body + bytes * i / count; };
+  std::vector<std::size_t> quotes(count), lines(count);
+  tbb::parallel_for(std::size_t{0}, count, [&](std::size_t i) {
+    quotes[i] = static_cast<std::size_t>(std::count(section(i), section(i + 1), '"'));
+    lines[i] = static_cast<std::size_t>(std::count(section(i), section(i + 1), '\n'));
+  });
+  std::vector<Chunk> chunks(1);
+  chunks[0].start = body;
+  chunks[0].line = body_line;
+  std::size_t quotes_before = quotes[0], lines_before = lines[0];
+  for (std::size_t i = 1; i < count; ++i) {
+    const char* p = section(i);
+    std::size_t q = quotes_before, l = lines_before;
+    quotes_before += quotes[i];
+    lines_before += lines[i];
+    if (p < chunks.back().start) continue;
+    while (p < end) {
+      const char ch = *p++;
+      if (ch == '"') ++q;
+      if (ch == '\n') {
+        ++l;
+        if (q % 2 == 0) break;
+      }
+    }
+    if (p >= end) break;
+    if (p > chunks.back().start) {
+      Chunk c;
+      c.start = p;
+      c.line = body_line + l;
+      chunks.push_back(std::move(c));
+    }
+  }
+  for (std::size_t i = 0; i < chunks.size(); ++i) chunks[i].end = i + 1 < chunks.size() ? chunks[i + 1].start : end;
+  return chunks;
+}
+
+}  // namespace
+
+std::map<std::string, ColumnType> read_types_json(const fs::path& path) {
+  const std::string where = path.string();
+  const nlohmann::json j = parse_json(read_text_file(path), where);
+  if (!j.is_object())
+    throw InputError(fmt::format("{}: expected an object {{\"column\": \"int64|double|date|string\", ...}}", where));
+  std::map<std::string, ColumnType> types;
+  for (const auto& [name, type] : j.items()) {
+    if (!type.is_string())
+      throw InputError(fmt::format("{}: column '{}': the type must be a string (int64, double, date or string)",
+                                   where, clip_for_message(name)));
+    try {
+      types[name] = parse_type(type.get<std::string>());
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("{}: column '{}': {}", where, clip_for_message(name), e.what()));
+    }
+  }
+  return types;
+}
+
+Table load_csv(const fs::path& csv, const CsvLoadOptions& options) {
+  const std::string where = csv.string();
+  if (!is_valid_name(options.table_name))
+    throw InputError(fmt::format("table name '{}': expected a letter or _ then letters, digits or _ (at most 128)",
+                                 clip_for_message(options.table_name)));
+  const MappedFile file(csv);
+  const char* begin = file.data();
+  const char* end = begin + file.size();
+
+  // The header: the first line that is not empty.
+  const char* pos = begin;
+  std::uint64_t line = 1;
+  while (pos < end && (*pos == '\n' || (*pos == '\r' && pos + 1 < end && pos[1] == '\n'))) {
+    pos += *pos == '\r' ? 2 : 1;
+    ++line;
+  }
+  if (pos == end) throw InputError(fmt::format("{}: empty: a CSV table needs a header line", where));
+  std::vector<std::string> names;
+  const char* body = nullptr;
+  try {
+    Tokenizer header(begin, end, where, nullptr);
+    body = header.each_record(pos, pos + 1, line, [&](const std::vector<Field>& fields, std::uint64_t at, const char*) {
+      for (std::size_t i = 0; i < fields.size(); ++i) {
+        std::string name = fields[i].escaped ? unescape(fields[i].text) : std::string(fields[i].text);
+        if (name.empty()) header.fail(fields[i].text.data(), at, i, "an empty column name in the header");
+        for (std::size_t j = 0; j < names.size(); ++j)
+          if (names[j] == name)
+            header.fail(fields[i].text.data(), at, i,
+                        fmt::format("column name '{}' given twice in the header (also column {})",
+                                    clip_for_message(name), j + 1));
+        names.push_back(std::move(name));
+      }
+    });
+  } catch (const CsvError& e) {
+    throw InputError(e.message);
+  }
+  const std::uint64_t body_line = line + static_cast<std::uint64_t>(std::count(pos, body, '\n'));
+  for (const auto& [name, type] : options.types)
+    if (std::find(names.begin(), names.end(), name) == names.end())
+      throw InputError(fmt::format("--types: '{}' is no column of {} (its columns: {})", clip_for_message(name), where,
+                                   clip_for_message(fmt::format("{}", fmt::join(names, ", ")))));
+  const std::size_t columns = names.size();
+  std::vector<std::optional<ColumnType>> declared(columns);
+  for (std::size_t c = 0; c < columns; ++c)
+    if (auto it = options.types.find(names[c]); it != options.types.end()) declared[c] = it->second;
+
+  const auto threads = static_cast<std::size_t>(tbb::this_task_arena::max_concurrency());
+  std::vector<Chunk> chunks = cut_chunks(body, end, body_line, std::max<std::size_t>(threads * 8, file.size() >> 23));
+
+  auto first_error = [&]() -> std::optional<CsvError> {
+    std::optional<CsvError> first;
+    for (Chunk& c : chunks)
+      if (c.error && (!first || c.error->offset < first->offset)) first = c.error;
+    return first;
+  };
+
+  // Pass 1: records per chunk and the types that fit.
+  std::atomic<bool> misaligned = false;
+  tbb::parallel_for(std::size_t{0}, chunks.size(), [&](std::size_t i) {
+    Chunk& c = chunks[i];
+    c.fits.assign(columns, kFitsAll);
+    c.any_value.assign(columns, 0);
+    try {
+      Tokenizer t(begin, end, where, &names);
+      const char* stop = t.each_record(c.start, c.end, c.line, [&](const std::vector<Field>& fields, std::uint64_t line,
+                                                                    const char*) {
+        if (fields.size() != columns)
+          t.fail(fields.front().text.data(), line, std::min(fields.size(), columns) - (fields.size() < columns),
+                 fmt::format("{} fields; the header has {}", fields.size(), columns));
+        for (std::size_t k = 0; k < columns; ++k) {
+          if (declared[k] || fields[k].text.empty()) continue;
+          c.any_value[k] = 1;
+          if (c.fits[k]) c.fits[k] &= fits_of(fields[k].text);
+        }
+        ++c.rows;
+      });
+      if (stop != c.end) misaligned = true;
+    } catch (const CsvError& e) {
+      c.error = e;
+    }
+  });
+  if (auto e = first_error()) throw InputError(e->message);
+  if (misaligned) {
+    // The quote parity misled the cut (it can only where the file has an
+    // error a serial parse reports): parse it as one chunk.
+    chunks = cut_chunks(body, end, body_line, 1);
+    Chunk& c = chunks.front();
+    c.fits.assign(columns, kFitsAll);
+    c.any_value.assign(columns, 0);
+    try {
+      Tokenizer t(begin, end, where, &names);
+      t.each_record(c.start, c.end, c.line, [&](const std::vector<Field>& fields, std::uint64_t line, const char*) {
+        if (fields.size() != columns)
+          t.fail(fields.front().text.data(), line, 0, fmt::format("{} fields; the header has {}", fields.size(), columns));
+        for (std::size_t k = 0; k < columns; ++k)
+          if (!declared[k] && !fields[k].text.empty()) {
+            c.any_value[k] = 1;
+            c.fits[k] &= fits_of(fields[k].text);
+          }
+        ++c.rows;
+      });
+    } catch (const CsvError& e) {
+      throw InputError(e.message);
+    }
+  }
+
+  Table table;
+  table.name = options.table_name;
+  std::size_t rows = 0;
+  for (Chunk& c : chunks) {
+    c.first_row = rows;
+    rows += c.rows;
+  }
+  if (rows > std::size_t{UINT32_MAX}) throw InputError(fmt::format("{}: more than 2^32 rows", where));
+  for (std::size_t k = 0; k < columns; ++k) {
+    Column col;
+    col.name = names[k];
+    if (declared[k]) {
+      col.type = *declared[k];
+    } else {
+      std::uint8_t fits = kFitsAll;
+      bool any = false;
+      for (const Chunk& c : chunks) fits &= c.fits[k], any = any || c.any_value[k];
+      col.type = type_of_fits(fits, any);
+    }
+    switch (col.type) {
+      case ColumnType::Int64: col.int64s.resize(rows); break;
+      case ColumnType::Double: col.doubles.resize(rows); break;
+      case ColumnType::Date:
+      case ColumnType::String: col.int32s.resize(rows); break;
+    }
+    col.nulls.assign(rows, 0);
+    table.columns.push_back(std::move(col));
+  }
+
+  // Pass 2: the values.
+  for (Chunk& c : chunks) c.distinct.assign(columns, {});
+  tbb::parallel_for(std::size_t{0}, chunks.size(), [&](std::size_t i) {
+    Chunk& c = chunks[i];
+    std::vector<std::unordered_map<std::string_view, std::int32_t>> codes(columns);
+    std::size_t row = c.first_row;
+    try {
+      Tokenizer t(begin, end, where, &names);
+      t.each_record(c.start, c.end, c.line, [&](const std::vector<Field>& fields, std::uint64_t, const char*) {
+        for (std::size_t k = 0; k < columns; ++k) {
+          const Field& f = fields[k];
+          Column& col = table.columns[k];
+          if (f.text.empty() && !(f.quoted && col.type == ColumnType::String)) {
+            col.nulls[row] = 1;
+            continue;
+          }
+          std::string_view text = f.text;
+          if (f.escaped) text = c.unescaped.emplace_back(unescape(f.text));
+          auto bad = [&](const char* what) {
+            t.fail(f.text.data(), f.line, k, fmt::format("'{}' is not {}", clip_for_message(text), what));
+          };
+          switch (col.type) {
+            case ColumnType::Int64:
+              if (!parse_int64(text, col.int64s[row])) bad("an int64 (an integer within 64 bits)");
+              break;
+            case ColumnType::Double:
+              if (!parse_double(text, col.doubles[row])) bad("a double (a finite number)");
+              break;
+            case ColumnType::Date:
+              if (!parse_date(text, col.int32s[row])) bad("a date (YYYY-MM-DD)");
+              break;
+            case ColumnType::String: {
+              auto [it, added] = codes[k].try_emplace(text, static_cast<std::int32_t>(c.distinct[k].size()));
+              if (added) c.distinct[k].push_back(text);
+              col.int32s[row] = it->second;
+              break;
+            }
+          }
+        }
+        ++row;
+      });
+    } catch (const CsvError& e) {
+      c.error = e;
+    }
+  });
+  if (auto e = first_error()) throw InputError(e->message);
+
+  // Dictionaries: every chunk's distinct strings, sorted, and each chunk's
+  // codes remapped into them.
+  for (std::size_t k = 0; k < columns; ++k) {
+    Column& col = table.columns[k];
+    if (col.type != ColumnType::String) continue;
+    std::vector<std::string_view> all;
+    for (const Chunk& c : chunks) all.insert(all.end(), c.distinct[k].begin(), c.distinct[k].end());
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+    if (all.size() > std::size_t{INT32_MAX})
+      throw InputError(fmt::format("{}: column {} has more than 2^31 distinct strings", where, col.name));
+    tbb::parallel_for(std::size_t{0}, chunks.size(), [&](std::size_t i) {
+      const Chunk& c = chunks[i];
+      std::vector<std::int32_t> global(c.distinct[k].size());
+      for (std::size_t l = 0; l < global.size(); ++l)
+        global[l] = static_cast<std::int32_t>(std::lower_bound(all.begin(), all.end(), c.distinct[k][l]) - all.begin());
+      for (std::size_t r = c.first_row; r < c.first_row + c.rows; ++r)
+        col.int32s[r] = col.nulls[r] ? 0 : global[static_cast<std::size_t>(col.int32s[r])];
+    });
+    col.dictionary.assign(all.begin(), all.end());
+  }
+  for (Column& col : table.columns)
+    if (std::none_of(col.nulls.begin(), col.nulls.end(), [](std::uint8_t n) { return n != 0; })) {
+      col.nulls.clear();
+      col.nulls.shrink_to_fit();
+    }
+  if (!options.sort_by.empty()) sort_table(table, options.sort_by);
+  return table;
+}
+
+}  // namespace gpuolap::table
