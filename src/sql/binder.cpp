@@ -1131,7 +1131,7 @@ ExprPtr Binder::bind_case(const json& c, Mode mode, bool aggregates_allowed, con
 
 }  // namespace
 
-LogicalQuery bind(const json& statement, const SourceText& source, const TableCatalog& catalog) {
+LogicalQuery bind_query(const json& statement, const SourceText& source, const TableCatalog& catalog) {
   Binder binder(source, catalog);
   return binder.bind_statement(statement);
 }

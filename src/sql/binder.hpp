@@ -34,7 +34,7 @@ class TablesInMemory : public TableCatalog {
   std::vector<std::shared_ptr<const table::Table>> tables_;
 };
 
-LogicalQuery bind(const nlohmann::json& statement, const SourceText& source, const TableCatalog& catalog);
+LogicalQuery bind_query(const nlohmann::json& statement, const SourceText& source, const TableCatalog& catalog);
 
 // The number of rows of a column (its vector of values).
 std::size_t column_rows(const table::Column& column);

@@ -1,0 +1,49 @@
+// The physical plan of a bound query: a scan of the fact table with the
+// filters that need only it, the star join (each dimension joined by an
+// array lookup when its key is dense, else by a hash table), the filters
+// placed right after the joins they need, the aggregation, the sort and the
+// limit — each choice with the reason for it, for EXPLAIN and --timing.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sql/logical_query.hpp"
+#include "sql/parse_tree.hpp"
+
+namespace gpuolap::sql {
+
+enum class JoinMethod : std::uint8_t { ArrayLookup, Hash };
+
+struct JoinStep {
+  int dimension = -1, dimension_column = -1;  // the table joined in, and its key
+  int probe_table = -1, probe_column = -1;    // the joined table whose column looks it up
+  JoinMethod method = JoinMethod::Hash;
+  std::string why;
+  std::int64_t key_min = 0, key_span = 0;  // ArrayLookup: the keys lie in [min, min + span)
+  std::vector<ExprPtr> filters;            // applied once this dimension is joined
+};
+
+enum class AggregationMethod : std::uint8_t { None, Hash };
+
+struct PhysicalPlan {
+  int fact_table = -1;  // -1: no FROM (one row of no columns)
+  std::vector<ExprPtr> scan_filters;
+  std::vector<JoinStep> joins;
+  AggregationMethod aggregation = AggregationMethod::None;
+  std::string aggregation_why;
+};
+
+// Chooses the fact table (the largest), the join order (each dimension by
+// an equality to a table already joined) and the operators. Tables that no
+// equality joins are an InputError at their position.
+PhysicalPlan plan_query(const LogicalQuery& query, const SourceText& source);
+
+// The plan as indented lines (EXPLAIN).
+std::vector<std::string> explain_lines(const LogicalQuery& query, const PhysicalPlan& plan);
+
+// The text of an expression, for plans: column names, operators, constants.
+std::string expression_text(const LogicalQuery& query, const Expr& e);
+
+}  // namespace gpuolap::sql

@@ -1,0 +1,275 @@
+#include "sql/plan.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "sql/binder.hpp"
+
+namespace gpuolap::sql {
+
+namespace {
+
+std::size_t table_rows(const table::Table& t) { return t.columns.empty() ? 0 : column_rows(t.columns.front()); }
+
+// An array lookup needs integer keys (or dates), no NULL, no key twice, and
+// a span of at most 4 slots a row: then a join is one load per row.
+void choose_join_method(const table::Column& key, JoinStep& step) {
+  if (key.type != table::ColumnType::Int64 && key.type != table::ColumnType::Date) {
+    step.why = "hash: the key is not an integer";
+    return;
+  }
+  std::size_t rows = column_rows(key);
+  bool has_null = false;
+  std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = std::numeric_limits<std::int64_t>::min();
+  for (std::size_t r = 0; r < rows; ++r) {
+    if (key.is_null(r)) {
+      has_null = true;
+      continue;
+    }
+    std::int64_t v = key.type == table::ColumnType::Int64 ? key.int64s[r] : key.int32s[r];
+    lo = std::min(lo, v);
+    hi = std::max(hi, v);
+  }
+  if (rows == 0 || lo > hi) {
+    step.why = "hash: the dimension has no keys";
+    return;
+  }
+  if (has_null) {
+    step.why = "hash: the key has NULLs";
+    return;
+  }
+  unsigned __int128 span = static_cast<unsigned __int128>(static_cast<__int128>(hi) - lo + 1);
+  if (span > static_cast<unsigned __int128>(4 * rows + 64)) {
+    step.why = "hash: the keys are sparse (" + std::to_string(rows) + " keys over a span of " +
+               (span > std::numeric_limits<std::uint64_t>::max() ? std::string("2^64") : std::to_string(static_cast<std::uint64_t>(span))) + ")";
+    return;
+  }
+  std::vector<std::uint8_t> seen(static_cast<std::size_t>(span), 0);
+  for (std::size_t r = 0; r < rows; ++r) {
+    std::int64_t v = key.type == table::ColumnType::Int64 ? key.int64s[r] : key.int32s[r];
+    if (seen[static_cast<std::size_t>(v - lo)]++) {
+      step.why = "hash: a key repeats (" + std::to_string(v) + "), so a row may match several";
+      return;
+    }
+  }
+  step.method = JoinMethod::ArrayLookup;
+  step.key_min = lo;
+  step.key_span = static_cast<std::int64_t>(span);
+  step.why = "array lookup: the keys are unique integers dense in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]";
+}
+
+ExprPtr column_expr(const LogicalQuery& q, int t, int c, int location) {
+  Expr e;
+  e.kind = ExprKind::InputColumn;
+  e.table = t;
+  e.column = c;
+  e.type = column_sql_type(q.tables[t].table->columns[c].type);
+  e.location = location;
+  return std::make_shared<const Expr>(std::move(e));
+}
+
+}  // namespace
+
+PhysicalPlan plan_query(const LogicalQuery& q, const SourceText& source) {
+  PhysicalPlan plan;
+  const int n = static_cast<int>(q.tables.size());
+  for (const auto& t : q.tables) {
+    if (table_rows(*t.table) >= std::numeric_limits<std::uint32_t>::max()) {
+      source.fail(t.location, "table " + t.name + " has too many rows (at most 2^32 - 1)");
+    }
+  }
+  std::vector<ExprPtr> filters = q.filters;
+  if (n > 0) {
+    plan.fact_table = 0;
+    for (int t = 1; t < n; ++t) {
+      if (table_rows(*q.tables[t].table) > table_rows(*q.tables[plan.fact_table].table)) plan.fact_table = t;
+    }
+    std::vector<bool> joined(n, false), used(q.joins.size(), false);
+    joined[plan.fact_table] = true;
+    for (bool progress = true; progress;) {
+      progress = false;
+      for (std::size_t j = 0; j < q.joins.size(); ++j) {
+        if (used[j]) continue;
+        const JoinEquality& e = q.joins[j];
+        bool l = joined[e.left_table], r = joined[e.right_table];
+        if (l == r) continue;
+        JoinStep step;
+        step.dimension = l ? e.right_table : e.left_table;
+        step.dimension_column = l ? e.right_column : e.left_column;
+        step.probe_table = l ? e.left_table : e.right_table;
+        step.probe_column = l ? e.left_column : e.right_column;
+        choose_join_method(q.tables[step.dimension].table->columns[step.dimension_column], step);
+        plan.joins.push_back(std::move(step));
+        joined[plan.joins.back().dimension] = true;
+        used[j] = true;
+        progress = true;
+      }
+    }
+    for (int t = 0; t < n; ++t) {
+      if (!joined[t]) {
+        source.fail(q.tables[t].location, "table \"" + q.tables[t].alias +
+                                              "\" is joined to the others by no equality of columns (cross joins are "
+                                              "not supported; join each dimension to the fact table)");
+      }
+    }
+    // Equalities between tables already joined another way: filters.
+    for (std::size_t j = 0; j < q.joins.size(); ++j) {
+      if (used[j]) continue;
+      const JoinEquality& e = q.joins[j];
+      Expr eq;
+      eq.kind = ExprKind::Compare;
+      eq.type = SqlType::Bool;
+      eq.op = "=";
+      eq.location = e.location;
+      eq.children = {column_expr(q, e.left_table, e.left_column, e.location),
+                     column_expr(q, e.right_table, e.right_column, e.location)};
+      filters.push_back(std::make_shared<const Expr>(std::move(eq)));
+    }
+  }
+  // Each filter right after the last table it reads has been joined.
+  for (const auto& f : filters) {
+    std::vector<bool> used(std::max(n, 1), false);
+    tables_used(*f, used);
+    int last_step = -1;
+    for (std::size_t s = 0; s < plan.joins.size(); ++s) {
+      if (used[plan.joins[s].dimension]) last_step = static_cast<int>(s);
+    }
+    if (last_step < 0) plan.scan_filters.push_back(f);
+    else plan.joins[last_step].filters.push_back(f);
+  }
+  if (q.aggregated) {
+    plan.aggregation = AggregationMethod::Hash;
+    plan.aggregation_why = "hash: cpu-serial aggregates every grouping set in a hash table of its own (one pass per set)";
+  }
+  return plan;
+}
+
+std::string expression_text(const LogicalQuery& q, const Expr& e) {
+  auto child = [&](std::size_t i) { return expression_text(q, *e.children[i]); };
+  switch (e.kind) {
+    case ExprKind::Constant: {
+      const ValueVector& v = e.constant;
+      if (v.type == SqlType::Null || v.is_null(0)) return "NULL";
+      if (v.type == SqlType::String) return "'" + v.strings[0] + "'";
+      if (v.type == SqlType::Double) return format_double_shortest(v.doubles[0]);
+      if (v.type == SqlType::Date) return "date '" + format_date(v.ints[0]) + "'";
+      if (v.type == SqlType::Interval) return "interval '" + std::to_string(v.ints[0]) + "' day";
+      if (v.type == SqlType::Bool) return v.ints[0] ? "true" : "false";
+      return std::to_string(v.ints[0]);
+    }
+    case ExprKind::InputColumn: return q.tables[e.table].alias + "." + q.tables[e.table].table->columns[e.column].name;
+    case ExprKind::GroupKey: return expression_text(q, *q.group_keys[e.index]);
+    case ExprKind::Aggregate: {
+      const AggregateCall& a = q.aggregates[e.index];
+      static const char* names[] = {"sum", "count", "count", "avg", "min", "max"};
+      std::string name = names[static_cast<int>(a.function)];
+      if (!a.argument) return name + "(*)";
+      return name + "(" + (a.distinct ? "DISTINCT " : "") + expression_text(q, *a.argument) + ")";
+    }
+    case ExprKind::Grouping: {
+      std::string s = "GROUPING(";
+      for (std::size_t i = 0; i < e.keys.size(); ++i) s += (i ? ", " : "") + expression_text(q, *q.group_keys[e.keys[i]]);
+      return s + ")";
+    }
+    case ExprKind::Arithmetic:
+    case ExprKind::Compare: return "(" + child(0) + " " + e.op + " " + child(1) + ")";
+    case ExprKind::Negate: return "(-" + child(0) + ")";
+    case ExprKind::And:
+    case ExprKind::Or: {
+      std::string s = "(";
+      for (std::size_t i = 0; i < e.children.size(); ++i) s += (i ? (e.kind == ExprKind::And ? " AND " : " OR ") : "") + child(i);
+      return s + ")";
+    }
+    case ExprKind::Not: return "(NOT " + child(0) + ")";
+    case ExprKind::IsNull: return "(" + child(0) + (e.negated ? " IS NOT NULL)" : " IS NULL)");
+    case ExprKind::Like: return "(" + child(0) + (e.negated ? " NOT LIKE " : " LIKE ") + child(1) + ")";
+    case ExprKind::In: {
+      std::string s = "(" + child(0) + " IN (";
+      for (std::size_t i = 1; i < e.children.size(); ++i) s += (i > 1 ? ", " : "") + child(i);
+      return s + "))";
+    }
+    case ExprKind::Case: {
+      std::string s = "CASE";
+      for (std::size_t i = 0; i + 1 < e.children.size(); i += 2) s += " WHEN " + child(i) + " THEN " + child(i + 1);
+      return s + " ELSE " + child(e.children.size() - 1) + " END";
+    }
+    case ExprKind::Cast: return "CAST(" + child(0) + " AS " + std::string(type_name(e.type)) + ")";
+    case ExprKind::Extract: return "EXTRACT(" + e.op + " FROM " + child(0) + ")";
+  }
+  return "?";
+}
+
+std::vector<std::string> explain_lines(const LogicalQuery& q, const PhysicalPlan& plan) {
+  std::vector<std::string> lines;
+  std::string indent;
+  auto add = [&](const std::string& s) { lines.push_back(indent + s); };
+  auto filters_text = [&](const std::vector<ExprPtr>& fs) {
+    std::string s;
+    for (const auto& f : fs) s += (s.empty() ? "" : " AND ") + expression_text(q, *f);
+    return s;
+  };
+  if (q.limit || q.offset > 0) {
+    add("Limit" + (q.limit ? " " + std::to_string(*q.limit) : std::string()) +
+        (q.offset > 0 ? " offset " + std::to_string(q.offset) : std::string()));
+    indent += "  ";
+  }
+  if (!q.order_by.empty()) {
+    std::string keys;
+    for (const auto& k : q.order_by) {
+      keys += (keys.empty() ? "" : ", ") + expression_text(q, *k.expr) + (k.descending ? " DESC" : "") +
+              (k.nulls_first ? " NULLS FIRST" : " NULLS LAST");
+    }
+    add("Sort: " + keys);
+    indent += "  ";
+  }
+  std::string outputs;
+  for (const auto& o : q.outputs) outputs += (outputs.empty() ? "" : ", ") + expression_text(q, *o.expr) + " AS " + o.name;
+  add("Project: " + outputs);
+  indent += "  ";
+  if (q.having) {
+    add("Filter (HAVING): " + expression_text(q, *q.having));
+    indent += "  ";
+  }
+  if (plan.aggregation == AggregationMethod::Hash) {
+    std::string keys, aggs;
+    for (const auto& k : q.group_keys) keys += (keys.empty() ? "" : ", ") + expression_text(q, *k);
+    for (std::size_t i = 0; i < q.aggregates.size(); ++i) {
+      Expr ref;
+      ref.kind = ExprKind::Aggregate;
+      ref.index = static_cast<int>(i);
+      aggs += (aggs.empty() ? "" : ", ") + expression_text(q, ref);
+    }
+    add("Aggregate (" + plan.aggregation_why + ")");
+    add("  keys: " + (keys.empty() ? std::string("none") : keys));
+    std::string sets;
+    for (const auto& s : q.grouping_sets) {
+      std::string one;
+      for (int k : s) one += (one.empty() ? "" : ", ") + expression_text(q, *q.group_keys[k]);
+      sets += (sets.empty() ? "" : " ") + std::string("(") + one + ")";
+    }
+    add("  grouping sets (" + std::to_string(q.grouping_sets.size()) + "): " + sets);
+    add("  aggregates: " + (aggs.empty() ? std::string("none") : aggs));
+    indent += "  ";
+  }
+  for (std::size_t s = plan.joins.size(); s-- > 0;) {
+    const JoinStep& j = plan.joins[s];
+    const auto& d = q.tables[j.dimension];
+    add(std::string("Join ") + (j.method == JoinMethod::ArrayLookup ? "(array lookup)" : "(hash)") + " " + d.name +
+        (d.alias != d.name ? " AS " + d.alias : "") + " on " + q.tables[j.probe_table].alias + "." +
+        q.tables[j.probe_table].table->columns[j.probe_column].name + " = " + d.alias + "." +
+        d.table->columns[j.dimension_column].name + " — " + j.why);
+    if (!j.filters.empty()) add("  filter: " + filters_text(j.filters));
+    indent += "  ";
+  }
+  if (plan.fact_table < 0) {
+    add("Result: one row");
+  } else {
+    const auto& f = q.tables[plan.fact_table];
+    add("Scan " + f.name + (f.alias != f.name ? " AS " + f.alias : "") + " (" + std::to_string(table_rows(*f.table)) +
+        " rows" + (plan.joins.empty() ? ")" : "; the fact table: the largest)"));
+  }
+  if (!plan.scan_filters.empty()) add("  filter: " + filters_text(plan.scan_filters));
+  return lines;
+}
+
+}  // namespace gpuolap::sql
