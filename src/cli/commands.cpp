@@ -17,7 +17,9 @@
 #include "gpuolap/error.hpp"
 #include "gpuolap/generate.hpp"
 #include "gpuolap/store_lock.hpp"
+#include "generate/table_generators.hpp"
 #include "olap/over_limit.hpp"
+#include "table/database.hpp"
 #include "progress.hpp"
 
 namespace gpuolap::cli {
@@ -234,7 +236,36 @@ int run_info(const InfoOptions& o) {
   return 0;
 }
 
+namespace {
+
+int generate_tables_into_db(const GenerateOptions& o) {
+  if (o.db.empty()) throw InputError(fmt::format("generate {}: give --db DIR, the database to write its tables into", o.kind));
+  if (!o.out.empty()) throw InputError(fmt::format("generate {}: writes tables into --db, not a cube into --out", o.kind));
+  const auto start = Clock::now();
+  TableGeneratorOptions options;
+  options.scale = o.scale;
+  options.seed = o.seed;
+  options.theta = o.theta;
+  options.cardinality = o.cardinality;
+  const std::vector<table::Table> tables = generate_tables(o.kind, options);
+  const double generated_ms = ms_since(start);
+  const table::Database db(o.db, true);
+  for (const table::Table& t : tables) {
+    db.store(t);
+    std::cerr << fmt::format("generated {}: {} rows, {} columns -> {}\n", t.name, t.row_count(), t.columns.size(),
+                             db.table_path(t.name).string());
+  }
+  std::cerr << fmt::format("generate {}: {:.2f} s generating, {:.2f} s writing\n", o.kind, generated_ms / 1000,
+                           (ms_since(start) - generated_ms) / 1000);
+  return 0;
+}
+
+}  // namespace
+
 int run_generate(const GenerateOptions& o) {
+  if (is_table_generator_kind(o.kind)) return generate_tables_into_db(o);
+  if (o.out.empty()) throw InputError(fmt::format("generate {}: give --out DIR, the directory of the cube", o.kind));
+  if (!o.db.empty()) throw InputError(fmt::format("generate {}: writes a cube into --out, not tables into --db", o.kind));
   if (o.format == "store" && store_exists(o.out) && !o.force)
     throw InputError(fmt::format("{}: already holds a cube store (use --force to replace it)", o.out));
   GeneratedCube cube = [&] {

@@ -46,8 +46,12 @@ struct CheckOptions {
 };
 int run_check(const CheckOptions& o);
 
+// A cube kind writes into `out`; a table kind (sales-flat, lineitem, zipf,
+// ssb) into the database `db`.
 struct GenerateOptions {
-  std::string kind = "demo", out, format = "csv";
+  std::string kind = "demo", out, db, format = "csv";
+  double theta = 1.0;
+  uint64_t cardinality = 1024;
   bool force = false;
   double scale = 1.0;
   uint64_t seed = 42;

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "commands.hpp"
+#include "table_commands.hpp"
 #include "gpuolap/error.hpp"
 #include "gpuolap/generate.hpp"
 #include "gpuolap/gpu_options.hpp"
@@ -149,11 +150,21 @@ int main(int argc, char** argv) {
   ck->add_option("--cube", check_store.cube, "Cube store directory")->required();
 
   GenerateOptions gen;
-  auto* g = app.add_subcommand("generate", "Write a generated cube: schema, facts and sample queries");
-  g->add_option("--kind", gen.kind, "demo, biker, machines or machines-skewed")->capture_default_str();
-  g->add_option("--scale", gen.scale, "Fraction of the thesis' fact count (biker, machines)")->capture_default_str();
+  auto* g = app.add_subcommand("generate",
+                                "Write a generated cube (schema, facts and sample queries) into --out, or generated "
+                                "tables into the database --db");
+  g->add_option("kind,--kind", gen.kind,
+                "Cubes: demo, biker, machines or machines-skewed; tables: sales-flat, lineitem, zipf or ssb")
+      ->capture_default_str();
+  g->add_option("--scale", gen.scale,
+                "Fraction of the thesis' fact count (biker, machines); the scale factor of tables (sales-flat: 25 M "
+                "rows, lineitem and ssb: SF, zipf: 10 M rows of f)")
+      ->capture_default_str();
   g->add_option("--seed", gen.seed, "Random seed")->capture_default_str();
-  g->add_option("--out", gen.out, "Output directory")->required();
+  g->add_option("--out", gen.out, "Output directory of a cube");
+  g->add_option("--db", gen.db, "Database directory of generated tables (created if missing)");
+  g->add_option("--theta", gen.theta, "zipf: skew of f.a and f.fk (0: uniform)")->capture_default_str();
+  g->add_option("--cardinality", gen.cardinality, "zipf: distinct values of f.a, rows of d1")->capture_default_str();
   g->add_flag("--force", gen.force, "Replace a cube store that is already there (--format store)");
   g->add_option("--format", gen.format, "csv (schema.json + facts.csv) or store (a cube store)")
       ->check(CLI::IsMember({"csv", "store"}))
@@ -236,6 +247,23 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   sq->add_option("-f,--file", sql.file, "Read the query from this file");
   sq->add_option("query", sql.query, "The query (SELECT ... or EXPLAIN SELECT ...)");
+  auto* table = app.add_subcommand("table", "Relational tables in a database directory: load a CSV, list, describe");
+  table->require_subcommand(1);
+  TableLoadOptions table_load;
+  auto* tl = table->add_subcommand("load", "Load a CSV file (RFC 4180, a header line) as a table of the database");
+  tl->add_option("--db", table_load.db, "Database directory (created if missing)")->required();
+  tl->add_option("--name", table_load.name, "Table name (letters, digits, _); replaces a table of that name")->required();
+  tl->add_option("--csv", table_load.csv, "CSV file")->required();
+  tl->add_option("--types", table_load.types,
+                 "JSON file {\"column\": \"int64|double|date|string\", ...}; other columns' types are inferred");
+  tl->add_option("--sort-by", table_load.sort_by, "Columns to store the rows sorted by, e.g. c1,c2")->delimiter(',');
+  TableListOptions table_list;
+  auto* tls = table->add_subcommand("list", "List the tables of a database: rows, columns, size, sort order");
+  tls->add_option("--db", table_list.db, "Database directory")->required();
+  TableInfoOptions table_info;
+  auto* ti = table->add_subcommand("info", "Describe tables (columns, types, distinct strings, NULLs), reading each whole");
+  ti->add_option("--db", table_info.db, "Database directory")->required();
+  ti->add_option("--name", table_info.name, "Only this table");
 
   try {
     app.parse(argc, argv);
@@ -263,6 +291,9 @@ int main(int argc, char** argv) {
     if (*sv) return run_serve(serve);
     if (*sh) return run_shell(shell);
     if (*sq) return run_sql(sql);
+    if (*tl) return run_table_load(table_load);
+    if (*tls) return run_table_list(table_list);
+    if (*ti) return run_table_info(table_info);
   } catch (const gpuolap::InputError& e) {
     std::fprintf(stderr, "gpuolap: error: %s\n", e.what());
     return 2;

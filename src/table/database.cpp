@@ -203,6 +203,73 @@ std::size_t edit_distance(std::string_view a, std::string_view b) {
   return row[b.size()];
 }
 
+// The header and metadata of a table file: its columns without values, and
+// what each stores; the sizes checked against the file's.
+struct Layout {
+  Header header{};
+  std::shared_ptr<Table> table = std::make_shared<Table>();
+  struct Part {
+    bool nullable = false;
+    std::uint64_t dictionary_count = 0, dictionary_bytes = 0;
+  };
+  std::vector<Part> parts;
+};
+
+Layout read_layout(TableReader& in, std::uint64_t file_bytes, const std::string& where, std::string_view name) {
+  Layout layout;
+  Header& h = layout.header;
+  auto& table = layout.table;
+  auto& parts = layout.parts;
+  using Part = Layout::Part;
+  if (file_bytes < kHeaderBytes + 8)
+    throw InputError(fmt::format("{}: truncated: {} bytes, shorter than the header", where, file_bytes));
+  in.read(&h, sizeof h);
+  if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) throw InputError(fmt::format("{}: not a gpuolap table file", where));
+  if (h.version != kVersion)
+    throw InputError(fmt::format("{}: table file version {}; this gpuolap reads version {}", where, h.version, kVersion));
+  // Sizes come from a file not trusted yet: bound them before allocating.
+  constexpr std::uint64_t kLimit = std::uint64_t{1} << 48;
+  if (h.row_count > kLimit || h.metadata_bytes > file_bytes || h.column_count > 100000)
+    throw InputError(fmt::format("{}: corrupt header", where));
+  std::string metadata(h.metadata_bytes, '\0');
+  in.read(metadata.data(), metadata.size());
+  in.skip_padding();
+
+  std::uint64_t expected = padded(kHeaderBytes + h.metadata_bytes);
+  try {
+    const nlohmann::json meta = nlohmann::json::parse(metadata);
+    table->name = meta.at("name").get<std::string>();
+    table->sort_order = meta.at("sort_order").get<std::vector<std::string>>();
+    const auto& columns = meta.at("columns");
+    if (!columns.is_array() || columns.size() != h.column_count) throw InputError("column count differs from the header");
+    for (const auto& c : columns) {
+      Column column;
+      column.name = c.at("name").get<std::string>();
+      column.type = parse_type(c.at("type").get<std::string>());
+      Part part{c.at("nullable").get<bool>(), c.at("dictionary_count").get<std::uint64_t>(),
+                c.at("dictionary_bytes").get<std::uint64_t>()};
+      if (part.dictionary_count > kLimit || part.dictionary_bytes > kLimit) throw InputError("dictionary too large");
+      if (column.type != ColumnType::String && (part.dictionary_count || part.dictionary_bytes))
+        throw InputError("a dictionary on a column that is no string");
+      expected += padded(h.row_count * value_bytes(column.type));
+      if (part.nullable) expected += padded(h.row_count);
+      if (column.type == ColumnType::String) expected += padded(8 * (part.dictionary_count + 1) + part.dictionary_bytes);
+      table->columns.push_back(std::move(column));
+      parts.push_back(part);
+    }
+  } catch (const std::exception& e) {
+    throw InputError(fmt::format("{}: corrupt metadata: {}", where, e.what()));
+  }
+  if (table->name != name) throw InputError(fmt::format("{}: corrupt: it holds table '{}'", where, clip_for_message(table->name)));
+  expected += 8;
+  if (file_bytes < expected)
+    throw InputError(fmt::format("{}: truncated: {} bytes, the metadata announces {}", where, file_bytes, expected));
+  if (file_bytes > expected)
+    throw InputError(fmt::format("{}: corrupt: {} bytes after the end of the data", where, file_bytes - expected));
+
+  return layout;
+}
+
 }  // namespace
 
 Database::Database(fs::path dir, bool create_missing) : dir_(std::move(dir)) {
@@ -236,9 +303,19 @@ bool Database::has_table(std::string_view name) const {
   return is_valid_name(name) && fs::is_regular_file(table_path(name), ec);
 }
 
-std::shared_ptr<const Table> Database::load(std::string_view name) const {
-  if (!has_table(name)) {
-    const std::vector<std::string> names = table_names();
+namespace {
+
+// The table file of `name`, open for reading, and its size; an unknown
+// name is an error naming the closest.
+struct OpenTable {
+  std::string where;
+  std::unique_ptr<FileDescriptor> fd;
+  std::uint64_t file_bytes = 0;
+};
+
+OpenTable open_table(const Database& db, std::string_view name) {
+  if (!db.has_table(name)) {
+    const std::vector<std::string> names = db.table_names();
     std::string hint = " (it has no tables)";
     if (!names.empty()) {
       const auto closest = std::min_element(names.begin(), names.end(), [&](const auto& a, const auto& b) {
@@ -246,71 +323,46 @@ std::shared_ptr<const Table> Database::load(std::string_view name) const {
       });
       hint = fmt::format(" (closest: {})", *closest);
     }
-    throw InputError(fmt::format("no table '{}' in the database {}{}", clip_for_message(name), dir_.string(), hint));
+    throw InputError(fmt::format("no table '{}' in the database {}{}", clip_for_message(name), db.dir().string(), hint));
   }
-  const fs::path path = table_path(name);
-  const std::string where = path.string();
-  FileDescriptor fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) throw InputError(fmt::format("{}: cannot open: {}", where, std::strerror(errno)));
+  OpenTable open;
+  const fs::path path = db.table_path(name);
+  open.where = path.string();
+  open.fd = std::make_unique<FileDescriptor>(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (open.fd->get() < 0) throw InputError(fmt::format("{}: cannot open: {}", open.where, std::strerror(errno)));
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) throw InputError(fmt::format("{}: cannot stat: {}", where, std::strerror(errno)));
-  const auto file_bytes = static_cast<std::uint64_t>(st.st_size);
-  ::posix_fadvise(fd.get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+  if (::fstat(open.fd->get(), &st) != 0)
+    throw InputError(fmt::format("{}: cannot stat: {}", open.where, std::strerror(errno)));
+  open.file_bytes = static_cast<std::uint64_t>(st.st_size);
+  ::posix_fadvise(open.fd->get(), 0, 0, POSIX_FADV_SEQUENTIAL);
+  return open;
+}
 
-  TableReader in(fd.get(), where);
-  Header h{};
-  if (file_bytes < kHeaderBytes + 8)
-    throw InputError(fmt::format("{}: truncated: {} bytes, shorter than the header", where, file_bytes));
-  in.read(&h, sizeof h);
-  if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0) throw InputError(fmt::format("{}: not a gpuolap table file", where));
-  if (h.version != kVersion)
-    throw InputError(fmt::format("{}: table file version {}; this gpuolap reads version {}", where, h.version, kVersion));
-  // Sizes come from a file not trusted yet: bound them before allocating.
-  constexpr std::uint64_t kLimit = std::uint64_t{1} << 48;
-  if (h.row_count > kLimit || h.metadata_bytes > file_bytes || h.column_count > 100000)
-    throw InputError(fmt::format("{}: corrupt header", where));
-  std::string metadata(h.metadata_bytes, '\0');
-  in.read(metadata.data(), metadata.size());
-  in.skip_padding();
+}  // namespace
 
-  auto table = std::make_shared<Table>();
-  struct Part {
-    bool nullable = false;
-    std::uint64_t dictionary_count = 0, dictionary_bytes = 0;
-  };
-  std::vector<Part> parts;
-  std::uint64_t expected = padded(kHeaderBytes + h.metadata_bytes);
-  try {
-    const nlohmann::json meta = nlohmann::json::parse(metadata);
-    table->name = meta.at("name").get<std::string>();
-    table->sort_order = meta.at("sort_order").get<std::vector<std::string>>();
-    const auto& columns = meta.at("columns");
-    if (!columns.is_array() || columns.size() != h.column_count) throw InputError("column count differs from the header");
-    for (const auto& c : columns) {
-      Column column;
-      column.name = c.at("name").get<std::string>();
-      column.type = parse_type(c.at("type").get<std::string>());
-      Part part{c.at("nullable").get<bool>(), c.at("dictionary_count").get<std::uint64_t>(),
-                c.at("dictionary_bytes").get<std::uint64_t>()};
-      if (part.dictionary_count > kLimit || part.dictionary_bytes > kLimit) throw InputError("dictionary too large");
-      if (column.type != ColumnType::String && (part.dictionary_count || part.dictionary_bytes))
-        throw InputError("a dictionary on a column that is no string");
-      expected += padded(h.row_count * value_bytes(column.type));
-      if (part.nullable) expected += padded(h.row_count);
-      if (column.type == ColumnType::String) expected += padded(8 * (part.dictionary_count + 1) + part.dictionary_bytes);
-      table->columns.push_back(std::move(column));
-      parts.push_back(part);
-    }
-  } catch (const std::exception& e) {
-    throw InputError(fmt::format("{}: corrupt metadata: {}", where, e.what()));
-  }
-  if (table->name != name) throw InputError(fmt::format("{}: corrupt: it holds table '{}'", where, clip_for_message(table->name)));
-  expected += 8;
-  if (file_bytes < expected)
-    throw InputError(fmt::format("{}: truncated: {} bytes, the metadata announces {}", where, file_bytes, expected));
-  if (file_bytes > expected)
-    throw InputError(fmt::format("{}: corrupt: {} bytes after the end of the data", where, file_bytes - expected));
+TableSummary Database::summary(std::string_view name) const {
+  const OpenTable open = open_table(*this, name);
+  TableReader in(open.fd->get(), open.where);
+  const Layout layout = read_layout(in, open.file_bytes, open.where, name);
+  TableSummary summary;
+  summary.name = layout.table->name;
+  summary.rows = layout.header.row_count;
+  summary.file_bytes = open.file_bytes;
+  summary.sort_order = layout.table->sort_order;
+  for (std::size_t i = 0; i < layout.parts.size(); ++i)
+    summary.columns.push_back({layout.table->columns[i].name, layout.table->columns[i].type, layout.parts[i].nullable,
+                               layout.parts[i].dictionary_count});
+  return summary;
+}
 
+std::shared_ptr<const Table> Database::load(std::string_view name) const {
+  const OpenTable open = open_table(*this, name);
+  const std::string& where = open.where;
+  TableReader in(open.fd->get(), where);
+  Layout layout = read_layout(in, open.file_bytes, where, name);
+  const Header& h = layout.header;
+  std::shared_ptr<Table> table = layout.table;
+  const std::vector<Layout::Part>& parts = layout.parts;
   const std::size_t rows = h.row_count;
   for (std::size_t i = 0; i < table->columns.size(); ++i) {
     Column& c = table->columns[i];

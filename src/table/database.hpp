@@ -3,6 +3,7 @@
 // resolves table names here.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <memory>
 #include <string>
@@ -12,6 +13,21 @@
 #include "table/table.hpp"
 
 namespace gpuolap::table {
+
+// What the header of a table file says, without reading its values.
+struct TableSummary {
+  struct ColumnSummary {
+    std::string name;
+    ColumnType type = ColumnType::Int64;
+    bool nullable = false;               // the column stores null flags
+    std::uint64_t dictionary_size = 0;  // distinct strings of a string column
+  };
+  std::string name;
+  std::uint64_t rows = 0;
+  std::uint64_t file_bytes = 0;
+  std::vector<std::string> sort_order;
+  std::vector<ColumnSummary> columns;
+};
 
 class Database {
  public:
@@ -27,6 +43,9 @@ class Database {
   // closest existing name; a corrupt or truncated file, one naming the file
   // and what is wrong with it.
   std::shared_ptr<const Table> load(std::string_view name) const;
+  // Reads only the header and metadata of table `name` (no checksum is
+  // verified: load() does that); errors as load()'s.
+  TableSummary summary(std::string_view name) const;
   // Writes `table` as dir/NAME.table atomically (a temporary file, fsync,
   // rename, fsync of the directory), replacing a table of that name.
   void store(const Table& table) const;

@@ -109,6 +109,15 @@ TEST_F(DatabaseTest, ListsTablesAndReplacesOne) {
   EXPECT_TRUE(db.has_table("another"));
   EXPECT_FALSE(db.has_table("../another"));
   EXPECT_EQ(db.load("another")->columns.size(), 4u);
+  const TableSummary summary = db.summary("every_type");
+  EXPECT_EQ(summary.rows, 4u);
+  EXPECT_EQ(summary.file_bytes, fs::file_size(dir_ / "every_type.table"));
+  ASSERT_EQ(summary.columns.size(), 5u);
+  EXPECT_EQ(summary.columns[3].name, "s");
+  EXPECT_EQ(summary.columns[3].type, ColumnType::String);
+  EXPECT_EQ(summary.columns[3].dictionary_size, 4u);
+  EXPECT_TRUE(summary.columns[3].nullable);
+  EXPECT_FALSE(summary.columns[4].nullable);
   EXPECT_EQ(files(), (std::vector<std::string>{"another.table", "every_type.table"}));
 }
 
