@@ -217,6 +217,7 @@ class Binder {
   ExprPtr bind_type_cast(const json& cast, Mode mode, bool aggregates_allowed, const char* clause);
   ExprPtr bind_case(const json& case_expr, Mode mode, bool aggregates_allowed, const char* clause);
   ExprPtr bind_constant(const json& a_const, int location);
+  std::int64_t integer_constant(const json& a_const, int location) const;
   ExprPtr comparison(const std::string& op, ExprPtr left, ExprPtr right, int location);
   ExprPtr arithmetic(const std::string& op, ExprPtr left, ExprPtr right, int location);
   ExprPtr require_bool(ExprPtr e, const std::string& what);
@@ -476,7 +477,7 @@ void Binder::bind_select(const json& s) {
       // PostgreSQL: an integer is an output position; a bare name, an
       // output column's name first; else an expression.
       if (kind_of(node) == "A_Const" && body(node).contains("ival")) {
-        std::int64_t pos = body(node).at("ival").value("ival", 0);
+        std::int64_t pos = integer_constant(body(node), node_location(node));
         if (pos < 1 || pos > static_cast<std::int64_t>(q_.outputs.size())) {
           fail(node_location(node), "ORDER BY position " + std::to_string(pos) + " is not in select list");
         }
@@ -559,7 +560,7 @@ ExprPtr Binder::group_key_of(const ExprPtr& bound) {
 int Binder::group_key_index(const json& node, const json& targets) {
   const json* expr = &node;
   if (kind_of(node) == "A_Const" && body(node).contains("ival")) {
-    std::int64_t pos = body(node).at("ival").value("ival", 0);
+    std::int64_t pos = integer_constant(body(node), node_location(node));
     if (pos < 1 || pos > static_cast<std::int64_t>(targets.size())) {
       fail(node_location(node), "GROUP BY position " + std::to_string(pos) + " is not in select list");
     }
@@ -757,6 +758,23 @@ ExprPtr Binder::arithmetic(const std::string& op, ExprPtr l, ExprPtr r, int loca
   return make_node(ExprKind::Arithmetic, result, {l, r}, location, op);
 }
 
+// libpg_query 15-4.0.0 writes a negative integer constant as "ival": {}
+// in its JSON (its output function writes only values > 0, the protobuf
+// default being 0), so the value is read back from the query text there.
+std::int64_t Binder::integer_constant(const json& c, int location) const {
+  const json& ival = c.at("ival");
+  if (ival.contains("ival")) return ival.at("ival").get<std::int64_t>();
+  const std::string& t = source_.text();
+  std::size_t i = location < 0 ? t.size() : static_cast<std::size_t>(location);
+  bool negative = false;
+  if (i < t.size() && (t[i] == '-' || t[i] == '+')) negative = t[i++] == '-';
+  while (i < t.size() && std::isspace(static_cast<unsigned char>(t[i]))) ++i;
+  std::int64_t magnitude = 0;
+  auto r = std::from_chars(t.data() + i, t.data() + t.size(), magnitude);
+  if (r.ec != std::errc()) return 0;
+  return negative ? -magnitude : magnitude;
+}
+
 ExprPtr Binder::bind_constant(const json& c, int location) {
   ValueVector v;
   if (c.value("isnull", false)) {
@@ -764,7 +782,7 @@ ExprPtr Binder::bind_constant(const json& c, int location) {
     v.push_null();
   } else if (c.contains("ival")) {
     v.type = SqlType::Int64;
-    v.push_int(c.at("ival").value("ival", std::int64_t{0}));
+    v.push_int(integer_constant(c, location));
   } else if (c.contains("fval")) {
     std::string text = c.at("fval").value("fval", "0");
     std::int64_t i = 0;
