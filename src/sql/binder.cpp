@@ -398,6 +398,8 @@ std::optional<std::int64_t> Binder::limit_value(const json& node, const char* wh
 }
 
 void Binder::bind_select(const json& s) {
+  if (s.value("op", "SETOP_NONE") != "SETOP_NONE") unsupported(s, "UNION, INTERSECT and EXCEPT");
+  if (s.value("limitOption", "") == "LIMIT_OPTION_WITH_TIES") unsupported(s, "FETCH ... WITH TIES");
   static const char* handled[] = {"targetList", "fromClause", "whereClause", "groupClause", "havingClause",
                                   "sortClause", "limitCount", "limitOffset", "limitOption", "op"};
   for (const auto& [key, value] : s.items()) {
@@ -413,8 +415,6 @@ void Binder::bind_select(const json& s) {
     int location = first_location(value);
     fail(location >= 0 ? location : first_location(s), what + " is not supported (gpuolap's SQL subset: README, \"SQL\")");
   }
-  if (s.value("op", "SETOP_NONE") != "SETOP_NONE") unsupported(s, "UNION, INTERSECT and EXCEPT");
-  if (s.value("limitOption", "") == "LIMIT_OPTION_WITH_TIES") unsupported(s, "FETCH ... WITH TIES");
 
   std::vector<json> conditions;
   if (s.contains("fromClause")) {
