@@ -237,7 +237,14 @@ int main(int argc, char** argv) {
   SqlCommandOptions sql;
   auto* sq = app.add_subcommand("sql", "Answer a SQL SELECT over a database directory of tables (README, \"SQL\")");
   sq->add_option("--db", sql.db, "Database directory (tables written by `gpuolap table load`)")->required();
-  sq->add_option("--engine", sql.engine, "Engine: cpu-serial")->capture_default_str();
+  sq->add_option("--engine", sql.engine, "Engine: cpu-serial (the oracle) or cpu-parallel (all cores)")
+      ->check(CLI::IsMember({"cpu-serial", "cpu-parallel"}))
+      ->capture_default_str();
+  sq->add_option("--grouping-sets", sql.grouping_sets,
+                 "Grouping sets: per-set (each from the rows), lattice (the finest from the rows, each other from its "
+                 "smallest computed parent) or auto (the lattice for several sets)")
+      ->check(CLI::IsMember({"per-set", "lattice", "auto"}))
+      ->capture_default_str();
   sq->add_option("--format", sql.format, "csv, json or table")
       ->check(CLI::IsMember({"csv", "json", "table"}))
       ->capture_default_str();

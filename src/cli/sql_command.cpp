@@ -28,7 +28,8 @@ int run_sql(const SqlCommandOptions& o) {
   }
   table::Database database(o.db);
   sql::SqlOptions options;
-  options.engine = o.engine;
+  options.engine = sql::parse_engine(o.engine);
+  options.grouping_sets = sql::parse_grouping_sets(o.grouping_sets);
   options.max_rows = o.max_rows;
   const auto start = Clock::now();
   sql::QueryResult result;

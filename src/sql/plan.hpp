@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,18 +28,38 @@ struct JoinStep {
 
 enum class AggregationMethod : std::uint8_t { None, Hash };
 
+// How the grouping sets are computed: each from the rows (one pass per
+// set), or the lattice: the finest grouping from the rows once, each other
+// set from its smallest already computed parent.
+enum class GroupingSetsMethod : std::uint8_t { PerSet, Lattice };
+
+enum class SqlEngine : std::uint8_t { CpuSerial, CpuParallel };
+
+struct PlanOptions {
+  SqlEngine engine = SqlEngine::CpuSerial;
+  std::optional<GroupingSetsMethod> grouping_sets;  // empty: the planner chooses
+};
+
 struct PhysicalPlan {
   int fact_table = -1;  // -1: no FROM (one row of no columns)
   std::vector<ExprPtr> scan_filters;
   std::vector<JoinStep> joins;
   AggregationMethod aggregation = AggregationMethod::None;
   std::string aggregation_why;
+  SqlEngine engine = SqlEngine::CpuSerial;
+  GroupingSetsMethod grouping_sets = GroupingSetsMethod::PerSet;
+  std::string grouping_sets_why;
+  // The sets the aggregation keeps: the query's, then (lattice, when no
+  // set of the query is the finest) the finest grouping, hidden.
+  std::vector<std::vector<int>> aggregated_sets;
+  // The sets aggregated from the rows; the others are derived.
+  std::vector<std::size_t> fed_sets;
 };
 
 // Chooses the fact table (the largest), the join order (each dimension by
 // an equality to a table already joined) and the operators. Tables that no
 // equality joins are an InputError at their position.
-PhysicalPlan plan_query(const LogicalQuery& query, const SourceText& source);
+PhysicalPlan plan_query(const LogicalQuery& query, const SourceText& source, const PlanOptions& options);
 
 // The plan as indented lines (EXPLAIN).
 std::vector<std::string> explain_lines(const LogicalQuery& query, const PhysicalPlan& plan);

@@ -70,8 +70,9 @@ ExprPtr column_expr(const LogicalQuery& q, int t, int c, int location) {
 
 }  // namespace
 
-PhysicalPlan plan_query(const LogicalQuery& q, const SourceText& source) {
+PhysicalPlan plan_query(const LogicalQuery& q, const SourceText& source, const PlanOptions& options) {
   PhysicalPlan plan;
+  plan.engine = options.engine;
   const int n = static_cast<int>(q.tables.size());
   for (const auto& t : q.tables) {
     if (table_rows(*t.table) >= std::numeric_limits<std::uint32_t>::max()) {
@@ -139,7 +140,37 @@ PhysicalPlan plan_query(const LogicalQuery& q, const SourceText& source) {
   }
   if (q.aggregated) {
     plan.aggregation = AggregationMethod::Hash;
-    plan.aggregation_why = "hash: cpu-serial aggregates every grouping set in a hash table of its own (one pass per set)";
+    plan.aggregation_why = options.engine == SqlEngine::CpuSerial
+                               ? "hash: a hash table per grouping set"
+                               : "hash: thread-local hash tables per grouping set, merged";
+    plan.aggregated_sets = q.grouping_sets;
+    const std::size_t sets = q.grouping_sets.size();
+    if (options.grouping_sets) {
+      plan.grouping_sets = *options.grouping_sets;
+      plan.grouping_sets_why = "asked for (--grouping-sets)";
+    } else if (sets > 1) {
+      plan.grouping_sets = GroupingSetsMethod::Lattice;
+      plan.grouping_sets_why = std::to_string(sets) + " grouping sets: the rows are aggregated once, into the finest";
+    } else {
+      plan.grouping_sets = GroupingSetsMethod::PerSet;
+      plan.grouping_sets_why = "one grouping set";
+    }
+    if (plan.grouping_sets == GroupingSetsMethod::Lattice) {
+      std::vector<int> finest;
+      for (const auto& set : q.grouping_sets) {
+        for (int k : set) {
+          if (std::find(finest.begin(), finest.end(), k) == finest.end()) finest.push_back(k);
+        }
+      }
+      std::size_t fed = sets;
+      for (std::size_t s = 0; s < sets; ++s) {
+        if (q.grouping_sets[s].size() == finest.size()) fed = s;
+      }
+      if (fed == sets) plan.aggregated_sets.push_back(finest);
+      plan.fed_sets = {fed};
+    } else {
+      for (std::size_t s = 0; s < sets; ++s) plan.fed_sets.push_back(s);
+    }
   }
   return plan;
 }
@@ -240,6 +271,11 @@ std::vector<std::string> explain_lines(const LogicalQuery& q, const PhysicalPlan
       aggs += (aggs.empty() ? "" : ", ") + expression_text(q, ref);
     }
     add("Aggregate (" + plan.aggregation_why + ")");
+    add(std::string("  grouping sets by ") +
+        (plan.grouping_sets == GroupingSetsMethod::Lattice ? "the lattice: the finest from the rows, each other from its "
+                                                             "smallest computed parent"
+                                                           : "one pass over the rows per set") +
+        " — " + plan.grouping_sets_why);
     add("  keys: " + (keys.empty() ? std::string("none") : keys));
     std::string sets;
     for (const auto& s : q.grouping_sets) {

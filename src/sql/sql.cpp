@@ -1,6 +1,7 @@
 #include "sql/sql.hpp"
 
 #include "gpuolap/error.hpp"
+#include "sql/cpu_parallel.hpp"
 #include "sql/cpu_serial.hpp"
 #include "sql/parse_tree.hpp"
 #include "sql/plan.hpp"
@@ -22,15 +23,23 @@ class DatabaseTables : public TableCatalog {
 
 }  // namespace
 
-std::string engine_names() { return "cpu-serial"; }
+SqlEngine parse_engine(std::string_view name) {
+  if (name == "cpu-serial") return SqlEngine::CpuSerial;
+  if (name == "cpu-parallel") return SqlEngine::CpuParallel;
+  throw InputError("unknown SQL engine '" + std::string(name) + "': expected cpu-serial or cpu-parallel");
+}
+
+std::optional<GroupingSetsMethod> parse_grouping_sets(std::string_view name) {
+  if (name == "per-set") return GroupingSetsMethod::PerSet;
+  if (name == "lattice") return GroupingSetsMethod::Lattice;
+  if (name == "auto") return std::nullopt;
+  throw InputError("unknown grouping-sets method '" + std::string(name) + "': expected per-set, lattice or auto");
+}
 
 QueryResult run(const TableCatalog& tables, std::string_view text, const SqlOptions& options) {
-  if (options.engine != "cpu-serial") {
-    throw InputError("unknown SQL engine '" + options.engine + "': expected " + engine_names());
-  }
   SourceText source{std::string(text)};
   LogicalQuery query = bind_query(parse_statement(source), source, tables);
-  PhysicalPlan plan = plan_query(query, source);
+  PhysicalPlan plan = plan_query(query, source, PlanOptions{options.engine, options.grouping_sets});
   std::vector<std::string> lines = explain_lines(query, plan);
   if (query.explain) {
     QueryResult r;
@@ -42,7 +51,9 @@ QueryResult run(const TableCatalog& tables, std::string_view text, const SqlOpti
     r.plan = std::move(lines);
     return r;
   }
-  QueryResult r = run_cpu_serial(query, plan, source, ExecutionLimits{options.max_rows});
+  const ExecutionLimits limits{options.max_rows};
+  QueryResult r = options.engine == SqlEngine::CpuParallel ? run_cpu_parallel(query, plan, source, limits)
+                                                           : run_cpu_serial(query, plan, source, limits);
   r.plan = std::move(lines);
   return r;
 }

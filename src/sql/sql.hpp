@@ -4,18 +4,21 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "sql/binder.hpp"
+#include "sql/plan.hpp"
 #include "sql/query_result.hpp"
 #include "table/database.hpp"
 
 namespace gpuolap::sql {
 
 struct SqlOptions {
-  // Only cpu-serial so far; another name is an InputError listing the engines.
-  std::string engine = "cpu-serial";
+  SqlEngine engine = SqlEngine::CpuSerial;
+  // How grouping sets are computed; empty: the planner chooses.
+  std::optional<GroupingSetsMethod> grouping_sets;
   // Most rows of a result, of its groups and of the rows sorted.
   std::uint64_t max_rows = 10'000'000;
 };
@@ -28,7 +31,9 @@ struct SqlOptions {
 QueryResult run(const TableCatalog& tables, std::string_view text, const SqlOptions& options);
 QueryResult run(const table::Database& database, std::string_view text, const SqlOptions& options);
 
-// The engines `engine` may name.
-std::string engine_names();
+// "cpu-serial", "cpu-parallel"; another name is an InputError listing them.
+SqlEngine parse_engine(std::string_view name);
+// "per-set", "lattice", "auto" (empty); another name is an InputError.
+std::optional<GroupingSetsMethod> parse_grouping_sets(std::string_view name);
 
 }  // namespace gpuolap::sql

@@ -243,6 +243,8 @@ def main():
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--datasets", type=int, default=3)
     parser.add_argument("--queries", type=int, default=100, help="queries per data set")
+    parser.add_argument("--configs", default="cpu-serial:per-set,cpu-serial:lattice,cpu-parallel:auto",
+                        help="engine:grouping-sets pairs, each compared with DuckDB")
     args = parser.parse_args()
     rng = random.Random(args.seed)
     os.makedirs(args.work, exist_ok=True)
@@ -265,26 +267,30 @@ def main():
         generator = QueryGenerator(rng)
         for _ in range(args.queries):
             sql = generator.query()
-            total += 1
-            run = subprocess.run([args.gpuolap, "sql", "--db", db, "--format", "json", sql], capture_output=True, text=True)
             try:
                 expected = [[normalise(v) for v in row] for row in con.execute(sql).fetchall()]
                 duck_error = None
             except duckdb.Error as e:
                 expected, duck_error = None, str(e)
-            if run.returncode != 0 or duck_error:
-                # Both refuse (an error of evaluation, as division by zero): equal.
-                if run.returncode == 2 and duck_error:
+            for config in args.configs.split(","):
+                engine, grouping_sets = config.split(":")
+                total += 1
+                run = subprocess.run([args.gpuolap, "sql", "--db", db, "--format", "json", "--engine", engine,
+                                      "--grouping-sets", grouping_sets, sql], capture_output=True, text=True)
+                if run.returncode != 0 or duck_error:
+                    # Both refuse (an error of evaluation, as division by zero): equal.
+                    if run.returncode == 2 and duck_error:
+                        continue
+                    failures += 1
+                    print("FAIL [%s] %s\n  gpuolap: rc %d %s\n  DuckDB: %s" % (config, sql, run.returncode,
+                                                                             run.stderr.strip(), duck_error))
                     continue
-                failures += 1
-                print("FAIL %s\n  gpuolap: rc %d %s\n  DuckDB: %s" % (sql, run.returncode, run.stderr.strip(), duck_error))
-                continue
-            ours = [[normalise(v) for v in row] for row in json.loads(run.stdout)["rows"]]
-            problem = compare(ours, expected)
-            if problem:
-                failures += 1
-                print("FAIL %s\n  %s" % (sql, problem))
-    print("%d of %d random queries differ from DuckDB (seed %d)" % (failures, total, args.seed))
+                ours = [[normalise(v) for v in row] for row in json.loads(run.stdout)["rows"]]
+                problem = compare(ours, expected)
+                if problem:
+                    failures += 1
+                    print("FAIL [%s] %s\n  %s" % (config, sql, problem))
+    print("%d of %d runs of random queries (%s) differ from DuckDB (seed %d)" % (failures, total, args.configs, args.seed))
     return 1 if failures else 0
 
 
