@@ -102,3 +102,45 @@ TEST(SqlSemantics, JsonAndTableOutput) {
 
 }  // namespace
 }  // namespace gpuolap::testing
+
+namespace gpuolap::testing {
+namespace {
+
+// Every engine and way of computing grouping sets gives cpu-serial's
+// one-pass-per-set answer (rows sorted: their order is free).
+TEST(SqlEngines, AgreeWithCpuSerialPerSet) {
+  sql::TablesInMemory t;
+  std::vector<OptInt> a, b;
+  std::vector<OptString> s;
+  std::vector<OptDouble> x;
+  for (int i = 0; i < 20000; ++i) {
+    a.push_back(i % 7 == 0 ? OptInt() : OptInt(i % 5));
+    b.push_back(OptInt((i * 7919) % 13));
+    s.push_back(i % 11 == 0 ? OptString() : OptString("s" + std::to_string(i % 3)));
+    x.push_back(i % 17 == 0 ? OptDouble() : OptDouble(i * 0.25));  // quarters: sums exact in any order
+  }
+  t.add(make_table("r", {int_column("a", a), int_column("b", b), string_column("s", s), double_column("x", x)}));
+  const std::vector<std::string> queries = {
+      "SELECT a, b, s, count(*), sum(x), avg(b), min(s), max(x), count(DISTINCT b), GROUPING(a, b, s) FROM r "
+      "GROUP BY CUBE (a, b, s) ORDER BY 1, 2, 3, 10",
+      "SELECT a, s, sum(b) FROM r GROUP BY GROUPING SETS ((a), (s), (a, s), ()) HAVING count(*) > 100 ORDER BY 1, 2, 3",
+      "SELECT a, sum(x) FROM r WHERE b > 3 GROUP BY ROLLUP (a) ORDER BY 1",
+      "SELECT a, b, x FROM r WHERE s LIKE '%1' ORDER BY x DESC NULLS FIRST LIMIT 50",
+  };
+  for (const auto& q : queries) {
+    sql::SqlOptions oracle;
+    oracle.grouping_sets = sql::GroupingSetsMethod::PerSet;
+    const std::string expected = sql::format_result(sql::run(t, q, oracle), sql::ResultFormat::Csv);
+    for (auto engine : {sql::SqlEngine::CpuSerial, sql::SqlEngine::CpuParallel}) {
+      for (auto method : {sql::GroupingSetsMethod::PerSet, sql::GroupingSetsMethod::Lattice}) {
+        sql::SqlOptions options;
+        options.engine = engine;
+        options.grouping_sets = method;
+        EXPECT_EQ(sql::format_result(sql::run(t, q, options), sql::ResultFormat::Csv), expected) << q;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gpuolap::testing
