@@ -31,7 +31,11 @@ QueryResult run_cpu_parallel(const LogicalQuery& q, const PhysicalPlan& plan, co
 
   if (q.aggregated) {
     tbb::enumerable_thread_specific<std::unique_ptr<Groups>> local([&] {
-      return std::make_unique<Groups>(q, source, plan.aggregated_sets, q.grouping_sets.size(), limits.max_rows);
+      auto groups = std::make_unique<Groups>(q, source, plan.aggregated_sets, q.grouping_sets.size(), limits.max_rows);
+      // A thread's ranges of rows are sorted each; a key that comes back in
+      // a later range makes a second group, folded into one by the merge.
+      groups->ordered = plan.aggregation == AggregationMethod::Ordered;
+      return groups;
     });
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, batches), [&](const tbb::blocked_range<std::size_t>& range) {
       Groups& groups = *local.local();
@@ -44,7 +48,8 @@ QueryResult run_cpu_parallel(const LogicalQuery& q, const PhysicalPlan& plan, co
         groups.consume(evaluator, batch.size, plan.fed_sets);
       }
     });
-    timings.push_back({"scan + join + aggregate (hash, thread-local, " + std::to_string(threads) + " threads)",
+    timings.push_back({std::string("scan + join + aggregate (") + (plan.aggregation == AggregationMethod::Ordered ? "ordered" : "hash") +
+                           ", thread-local, " + std::to_string(threads) + " threads)",
                        seconds_since(start), 0});
     start = Clock::now();
     Groups merged(q, source, plan.aggregated_sets, q.grouping_sets.size(), limits.max_rows);

@@ -19,6 +19,7 @@ QueryResult run_cpu_serial(const LogicalQuery& q, const PhysicalPlan& plan, cons
   PipelineTimes times = joined.empty_times();
   double consume_seconds = 0;
   Groups groups(q, source, plan.aggregated_sets, q.grouping_sets.size(), limits.max_rows);
+  groups.ordered = plan.aggregation == AggregationMethod::Ordered;
   std::vector<ValueVector> outputs, order_keys;
   for (const auto& o : q.outputs) outputs.emplace_back(o.expr->type);
   for (const auto& k : q.order_by) order_keys.emplace_back(k.expr->type);
@@ -59,7 +60,8 @@ QueryResult run_cpu_serial(const LogicalQuery& q, const PhysicalPlan& plan, cons
     timings.push_back({"project", consume_seconds, output_rows});
     return finish_rows(q, std::move(outputs), std::move(order_keys), output_rows, limits.max_rows, std::move(timings));
   }
-  timings.push_back({"aggregate (hash) of " + std::to_string(plan.fed_sets.size()) + " set(s) from the rows",
+  timings.push_back({std::string(groups.ordered ? "aggregate (ordered)" : "aggregate (hash)") + " of " +
+                         std::to_string(plan.fed_sets.size()) + " set(s) from the rows",
                      consume_seconds, groups.set_of.size()});
   if (plan.fed_sets.size() < plan.aggregated_sets.size()) {
     Clock::time_point start = Clock::now();

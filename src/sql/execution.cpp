@@ -273,17 +273,19 @@ Groups::Groups(const LogicalQuery& query, const SourceText& src, std::vector<std
 std::uint32_t Groups::find_or_add(std::size_t set, const std::string& key_bytes, const std::vector<ValueVector>& key_values,
                                   std::size_t row) {
   auto [it, inserted] = per_set[set].try_emplace(key_bytes, 0);
-  if (inserted) {
-    if (set_of.size() >= max_groups) too_many(max_groups, "groups");
-    it->second = static_cast<std::uint32_t>(set_of.size());
-    set_of.push_back(static_cast<std::uint32_t>(set));
-    for (std::size_t k = 0; k < keys.size(); ++k) {
-      if (in_set[set][k]) keys[k].push_from(key_values[k], row);
-      else keys[k].push_null();
-    }
-    for (auto& a : aggregates) a.add_group();
-  }
+  if (inserted) it->second = add(set, key_values, row);
   return it->second;
+}
+
+std::uint32_t Groups::add(std::size_t set, const std::vector<ValueVector>& key_values, std::size_t row) {
+  if (set_of.size() >= max_groups) too_many(max_groups, "groups");
+  set_of.push_back(static_cast<std::uint32_t>(set));
+  for (std::size_t k = 0; k < keys.size(); ++k) {
+    if (in_set[set][k]) keys[k].push_from(key_values[k], row);
+    else keys[k].push_null();
+  }
+  for (auto& a : aggregates) a.add_group();
+  return static_cast<std::uint32_t>(set_of.size() - 1);
 }
 
 void Groups::consume(const Evaluator& rows, std::size_t count, const std::vector<std::size_t>& fed) {
@@ -296,7 +298,15 @@ void Groups::consume(const Evaluator& rows, std::size_t count, const std::vector
     for (std::size_t i = 0; i < count; ++i) {
       key_bytes.clear();
       for (int k : sets[s]) append_key_bytes(key_values[k], i, key_bytes);
-      std::uint32_t g = find_or_add(s, key_bytes, key_values, i);
+      std::uint32_t g;
+      if (!ordered) {
+        g = find_or_add(s, key_bytes, key_values, i);
+      } else if (!set_of.empty() && key_bytes == last_key_) {
+        g = static_cast<std::uint32_t>(set_of.size() - 1);
+      } else {
+        g = add(s, key_values, i);
+        last_key_ = key_bytes;
+      }
       for (std::size_t a = 0; a < aggregates.size(); ++a) aggregates[a].update(g, &arguments[a], i);
     }
   }

@@ -118,6 +118,10 @@ struct Groups {
   Groups(const LogicalQuery& q, const SourceText& source, std::vector<std::vector<int>> sets, std::size_t visible_sets,
          std::uint64_t max_groups);
 
+  // Rows arrive sorted on the keys of the one set: a key equal to the
+  // last one's is its group; another starts a group (no hash table).
+  bool ordered = false;
+
   // Aggregates the batch's rows into the sets `fed`.
   void consume(const Evaluator& rows, std::size_t count, const std::vector<std::size_t>& fed);
   // Folds another Groups of the same sets (a thread's) into this one.
@@ -143,6 +147,8 @@ struct Groups {
   std::vector<ValueVector> finals;
 
  private:
+  std::string last_key_;
+  std::uint32_t add(std::size_t set, const std::vector<ValueVector>& key_values, std::size_t row);
   std::uint32_t find_or_add(std::size_t set, const std::string& key_bytes, const std::vector<ValueVector>& key_values,
                             std::size_t row);
 };

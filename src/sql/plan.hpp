@@ -26,7 +26,10 @@ struct JoinStep {
   std::vector<ExprPtr> filters;            // applied once this dimension is joined
 };
 
-enum class AggregationMethod : std::uint8_t { None, Hash };
+// Hash: a hash table from the keys to the group. Ordered: the input comes
+// sorted on the grouping keys, so a group ends where its key changes and
+// needs no hash table (one grouping set only).
+enum class AggregationMethod : std::uint8_t { None, Hash, Ordered };
 
 // How the grouping sets are computed: each from the rows (one pass per
 // set), or the lattice: the finest grouping from the rows once, each other

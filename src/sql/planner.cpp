@@ -68,6 +68,30 @@ ExprPtr column_expr(const LogicalQuery& q, int t, int c, int location) {
   return std::make_shared<const Expr>(std::move(e));
 }
 
+// Why the rows reach the aggregation sorted on the grouping keys ("" when
+// they do not): one grouping set, its keys columns of the fact table that
+// form a prefix of the order the table is stored in. Filters and joins
+// keep the fact table's order.
+std::string sorted_on_keys(const LogicalQuery& q, const PhysicalPlan& plan) {
+  if (plan.fact_table < 0 || q.grouping_sets.size() != 1 || q.grouping_sets[0].empty()) return "";
+  const table::Table& fact = *q.tables[plan.fact_table].table;
+  std::vector<std::string> key_columns;
+  for (int k : q.grouping_sets[0]) {
+    const Expr& key = *q.group_keys[k];
+    if (key.kind != ExprKind::InputColumn || key.table != plan.fact_table) return "";
+    key_columns.push_back(fact.columns[key.column].name);
+  }
+  std::sort(key_columns.begin(), key_columns.end());
+  key_columns.erase(std::unique(key_columns.begin(), key_columns.end()), key_columns.end());
+  if (fact.sort_order.size() < key_columns.size()) return "";
+  std::vector<std::string> prefix(fact.sort_order.begin(), fact.sort_order.begin() + key_columns.size());
+  std::sort(prefix.begin(), prefix.end());
+  if (prefix != key_columns) return "";
+  std::string order;
+  for (const auto& c : fact.sort_order) order += (order.empty() ? "" : ", ") + c;
+  return q.tables[plan.fact_table].name + " is stored sorted by (" + order + "), whose prefix is the grouping keys";
+}
+
 }  // namespace
 
 PhysicalPlan plan_query(const LogicalQuery& q, const SourceText& source, const PlanOptions& options) {
@@ -87,24 +111,40 @@ PhysicalPlan plan_query(const LogicalQuery& q, const SourceText& source, const P
     }
     std::vector<bool> joined(n, false), used(q.joins.size(), false);
     joined[plan.fact_table] = true;
-    for (bool progress = true; progress;) {
-      progress = false;
+    // Dimensions with filters of their own join first: their lookups drop
+    // rows before the others are looked up.
+    std::vector<int> own_filters(n, 0);
+    for (const auto& f : q.filters) {
+      std::vector<bool> used(n, false);
+      tables_used(*f, used);
+      if (std::count(used.begin(), used.end(), true) == 1) ++own_filters[std::find(used.begin(), used.end(), true) - used.begin()];
+    }
+    for (;;) {
+      int best = -1;
       for (std::size_t j = 0; j < q.joins.size(); ++j) {
-        if (used[j]) continue;
         const JoinEquality& e = q.joins[j];
-        bool l = joined[e.left_table], r = joined[e.right_table];
-        if (l == r) continue;
-        JoinStep step;
-        step.dimension = l ? e.right_table : e.left_table;
-        step.dimension_column = l ? e.right_column : e.left_column;
-        step.probe_table = l ? e.left_table : e.right_table;
-        step.probe_column = l ? e.left_column : e.right_column;
-        choose_join_method(q.tables[step.dimension].table->columns[step.dimension_column], step);
-        plan.joins.push_back(std::move(step));
-        joined[plan.joins.back().dimension] = true;
-        used[j] = true;
-        progress = true;
+        if (used[j] || joined[e.left_table] == joined[e.right_table]) continue;
+        int dimension = joined[e.left_table] ? e.right_table : e.left_table;
+        if (best < 0) best = static_cast<int>(j);
+        const JoinEquality& b = q.joins[best];
+        int best_dimension = joined[b.left_table] ? b.right_table : b.left_table;
+        if (own_filters[dimension] > own_filters[best_dimension]) best = static_cast<int>(j);
       }
+      if (best < 0) break;
+      const JoinEquality& e = q.joins[best];
+      bool l = joined[e.left_table];
+      JoinStep step;
+      step.dimension = l ? e.right_table : e.left_table;
+      step.dimension_column = l ? e.right_column : e.left_column;
+      step.probe_table = l ? e.left_table : e.right_table;
+      step.probe_column = l ? e.left_column : e.right_column;
+      choose_join_method(q.tables[step.dimension].table->columns[step.dimension_column], step);
+      if (own_filters[step.dimension] > 0) {
+        step.why += "; joined early: " + std::to_string(own_filters[step.dimension]) + " filter(s) of its own";
+      }
+      joined[step.dimension] = true;
+      used[best] = true;
+      plan.joins.push_back(std::move(step));
     }
     for (int t = 0; t < n; ++t) {
       if (!joined[t]) {
@@ -145,6 +185,13 @@ PhysicalPlan plan_query(const LogicalQuery& q, const SourceText& source, const P
                                : "hash: thread-local hash tables per grouping set, merged";
     plan.aggregated_sets = q.grouping_sets;
     const std::size_t sets = q.grouping_sets.size();
+    if (std::string sorted = sorted_on_keys(q, plan); !sorted.empty()) {
+      plan.aggregation = AggregationMethod::Ordered;
+      plan.aggregation_why = "ordered: " + sorted + ", so a group ends where its key changes (no hash table)" +
+                             (options.engine == SqlEngine::CpuParallel ? "; each thread's groups merged by hash" : "");
+    } else if (sets == 1 && !q.grouping_sets[0].empty()) {
+      plan.aggregation_why += " (the input is not sorted on the grouping keys)";
+    }
     if (options.grouping_sets) {
       plan.grouping_sets = *options.grouping_sets;
       plan.grouping_sets_why = "asked for (--grouping-sets)";
@@ -261,7 +308,7 @@ std::vector<std::string> explain_lines(const LogicalQuery& q, const PhysicalPlan
     add("Filter (HAVING): " + expression_text(q, *q.having));
     indent += "  ";
   }
-  if (plan.aggregation == AggregationMethod::Hash) {
+  if (plan.aggregation != AggregationMethod::None) {
     std::string keys, aggs;
     for (const auto& k : q.group_keys) keys += (keys.empty() ? "" : ", ") + expression_text(q, *k);
     for (std::size_t i = 0; i < q.aggregates.size(); ++i) {

@@ -144,3 +144,37 @@ TEST(SqlEngines, AgreeWithCpuSerialPerSet) {
 
 }  // namespace
 }  // namespace gpuolap::testing
+
+namespace gpuolap::testing {
+namespace {
+
+// A table stored sorted on the grouping keys is aggregated in order (no
+// hash table), with the answers of the hash aggregation.
+TEST(SqlEngines, OrderedAggregationOnSortedInput) {
+  std::vector<OptInt> k, v;
+  for (int i = 0; i < 30000; ++i) {
+    k.push_back(i < 500 ? OptInt() : OptInt(i / 7));  // NULLs first, as the stored order puts them
+    v.push_back(i % 5 == 0 ? OptInt() : OptInt(i % 100));
+  }
+  auto sorted = std::make_shared<table::Table>();
+  sorted->name = "s";
+  sorted->columns = {int_column("k", k), int_column("v", v)};
+  sorted->sort_order = {"k", "v"};
+  auto unsorted = std::make_shared<table::Table>(*sorted);
+  unsorted->sort_order.clear();
+  sql::TablesInMemory with_order, without_order;
+  with_order.add(sorted);
+  without_order.add(unsorted);
+  const std::string q = "SELECT k, count(*), sum(v), max(v) FROM s WHERE v IS NOT NULL OR k > 100 GROUP BY k ORDER BY k";
+  EXPECT_NE(csv_of(with_order, "EXPLAIN " + q).find("ordered: s is stored sorted by (k, v)"), std::string::npos);
+  EXPECT_NE(csv_of(without_order, "EXPLAIN " + q).find("not sorted on the grouping keys"), std::string::npos);
+  EXPECT_EQ(csv_of(without_order, "EXPLAIN SELECT v, count(*) FROM s GROUP BY v").find("ordered"), std::string::npos);
+  const std::string expected = csv_of(without_order, q);
+  EXPECT_EQ(csv_of(with_order, q), expected);
+  sql::SqlOptions parallel;
+  parallel.engine = sql::SqlEngine::CpuParallel;
+  EXPECT_EQ(sql::format_result(sql::run(with_order, q, parallel), sql::ResultFormat::Csv), expected);
+}
+
+}  // namespace
+}  // namespace gpuolap::testing
