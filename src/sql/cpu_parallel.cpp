@@ -35,6 +35,7 @@ QueryResult run_cpu_parallel(const LogicalQuery& q, const PhysicalPlan& plan, co
       // A thread's ranges of rows are sorted each; a key that comes back in
       // a later range makes a second group, folded into one by the merge.
       groups->ordered = plan.aggregation == AggregationMethod::Ordered;
+      groups->use_perfect_hashes(plan.perfect_hashes);
       return groups;
     });
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, batches), [&](const tbb::blocked_range<std::size_t>& range) {
@@ -45,7 +46,7 @@ QueryResult run_cpu_parallel(const LogicalQuery& q, const PhysicalPlan& plan, co
         if (batch.size == 0) continue;
         BatchColumns leaves(q, batch);
         Evaluator evaluator(leaves, &source);
-        groups.consume(evaluator, batch.size, plan.fed_sets);
+        groups.consume(batch, evaluator, plan.fed_sets);
       }
     });
     timings.push_back({std::string("scan + join + aggregate (") + (plan.aggregation == AggregationMethod::Ordered ? "ordered" : "hash") +

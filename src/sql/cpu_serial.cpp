@@ -35,7 +35,7 @@ QueryResult run_cpu_serial(const LogicalQuery& q, const PhysicalPlan& plan, cons
     BatchColumns leaves(q, batch);
     Evaluator evaluator(leaves, &source);
     if (q.aggregated) {
-      groups.consume(evaluator, batch.size, plan.fed_sets);
+      groups.consume(batch, evaluator, plan.fed_sets);
     } else {
       const std::vector<std::uint32_t> positions = all_positions(batch.size);
       for (std::size_t o = 0; o < q.outputs.size(); ++o) {

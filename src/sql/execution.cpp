@@ -288,13 +288,42 @@ std::uint32_t Groups::add(std::size_t set, const std::vector<ValueVector>& key_v
   return static_cast<std::uint32_t>(set_of.size() - 1);
 }
 
-void Groups::consume(const Evaluator& rows, std::size_t count, const std::vector<std::size_t>& fed) {
+void Groups::use_perfect_hashes(const std::vector<PerfectHash>& hashes) {
+  perfect = hashes;
+  perfect_groups.resize(perfect.size());
+  for (std::size_t s = 0; s < perfect.size(); ++s) perfect_groups[s].assign(perfect[s].slots, kNoRow);
+}
+
+void Groups::consume(const Batch& batch, const Evaluator& rows, const std::vector<std::size_t>& fed) {
+  const std::size_t count = batch.size;
   const std::vector<std::uint32_t> positions = all_positions(count);
   std::vector<ValueVector> key_values, arguments;
   for (const auto& k : q.group_keys) key_values.push_back(rows.evaluate(*k, positions));
   for (const auto& a : q.aggregates) arguments.push_back(a.argument ? rows.evaluate(*a.argument, positions) : ValueVector());
   std::string key_bytes;
+  std::vector<std::uint64_t> slots;
   for (std::size_t s : fed) {
+    if (s < perfect.size() && perfect[s].slots > 0) {
+      slots.assign(count, 0);
+      for (const auto& key : perfect[s].keys) {
+        const table::Column& c = q.tables[key.table].table->columns[key.column];
+        const std::vector<std::uint32_t>& table_rows = batch.rows[key.table];
+        for (std::size_t i = 0; i < count; ++i) {
+          const std::uint32_t r = table_rows[i];
+          if (c.is_null(r)) continue;  // NULL: value 0
+          std::int64_t v = c.type == table::ColumnType::Int64 ? c.int64s[r] - key.min
+                           : c.type == table::ColumnType::Date ? c.int32s[r] - key.min
+                                                                : c.int32s[r];
+          slots[i] += static_cast<std::uint64_t>(v + 1) * key.stride;
+        }
+      }
+      for (std::size_t i = 0; i < count; ++i) {
+        std::uint32_t& g = perfect_groups[s][slots[i]];
+        if (g == kNoRow) g = add(s, key_values, i);
+        for (std::size_t a = 0; a < aggregates.size(); ++a) aggregates[a].update(g, &arguments[a], i);
+      }
+      continue;
+    }
     for (std::size_t i = 0; i < count; ++i) {
       key_bytes.clear();
       for (int k : sets[s]) append_key_bytes(key_values[k], i, key_bytes);

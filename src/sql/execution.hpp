@@ -122,8 +122,14 @@ struct Groups {
   // last one's is its group; another starts a group (no hash table).
   bool ordered = false;
 
+  // Per set, where it has one, a perfect hash of its keys (the plan's) and
+  // the group of each slot.
+  std::vector<PerfectHash> perfect;
+  std::vector<std::vector<std::uint32_t>> perfect_groups;
+  void use_perfect_hashes(const std::vector<PerfectHash>& hashes);
+
   // Aggregates the batch's rows into the sets `fed`.
-  void consume(const Evaluator& rows, std::size_t count, const std::vector<std::size_t>& fed);
+  void consume(const Batch& batch, const Evaluator& rows, const std::vector<std::size_t>& fed);
   // Folds another Groups of the same sets (a thread's) into this one.
   void merge_from(const Groups& other);
   // Fills every set not in `computed` from the smallest computed set that

@@ -43,6 +43,21 @@ struct PlanOptions {
   std::optional<GroupingSetsMethod> grouping_sets;  // empty: the planner chooses
 };
 
+// Group ids straight from the key columns (a perfect hash, as DuckDB
+// does): each key a column of a table of FROM whose values map to
+// 1..cardinality (dictionary codes of strings, integers minus their least),
+// 0 for NULL; the id is the sum of value x stride. Used when the product of
+// the cardinalities is small.
+struct PerfectHash {
+  struct Key {
+    int table = -1, column = -1;
+    std::int64_t min = 0;       // integers: the least value
+    std::uint64_t stride = 1;
+  };
+  std::vector<Key> keys;        // in the set's order
+  std::uint64_t slots = 0;      // the product of (cardinality + 1)
+};
+
 struct PhysicalPlan {
   int fact_table = -1;  // -1: no FROM (one row of no columns)
   std::vector<ExprPtr> scan_filters;
@@ -57,6 +72,9 @@ struct PhysicalPlan {
   std::vector<std::vector<int>> aggregated_sets;
   // The sets aggregated from the rows; the others are derived.
   std::vector<std::size_t> fed_sets;
+  // cpu-parallel: per aggregated set, a perfect hash where one fits
+  // (slots 0: none).
+  std::vector<PerfectHash> perfect_hashes;
 };
 
 // Chooses the fact table (the largest), the join order (each dimension by

@@ -92,6 +92,49 @@ std::string sorted_on_keys(const LogicalQuery& q, const PhysicalPlan& plan) {
   return q.tables[plan.fact_table].name + " is stored sorted by (" + order + "), whose prefix is the grouping keys";
 }
 
+// Most slots of a perfect hash: 2^20 group ids of 4 bytes per set and thread.
+constexpr std::uint64_t kMostPerfectSlots = std::uint64_t{1} << 20;
+
+// A perfect hash of the set's keys, or one of no slots when a key is not a
+// column or the product of the cardinalities is too large.
+PerfectHash perfect_hash_of(const LogicalQuery& q, const std::vector<int>& set) {
+  PerfectHash hash;
+  if (set.empty()) return hash;
+  std::uint64_t slots = 1;
+  for (int k : set) {
+    const Expr& key = *q.group_keys[k];
+    if (key.kind != ExprKind::InputColumn) return {};
+    const table::Column& c = q.tables[key.table].table->columns[key.column];
+    PerfectHash::Key part{key.table, key.column, 0, slots};
+    std::uint64_t cardinality = 0;
+    if (c.type == table::ColumnType::String) {
+      cardinality = c.dictionary.size();
+    } else if (c.type == table::ColumnType::Double) {
+      return {};
+    } else {
+      std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = std::numeric_limits<std::int64_t>::min();
+      for (std::size_t r = 0; r < column_rows(c); ++r) {
+        if (c.is_null(r)) continue;
+        std::int64_t v = c.type == table::ColumnType::Int64 ? c.int64s[r] : c.int32s[r];
+        lo = std::min(lo, v);
+        hi = std::max(hi, v);
+      }
+      if (lo > hi) {
+        lo = hi = 0;
+      } else if (static_cast<unsigned __int128>(static_cast<__int128>(hi) - lo + 1) > kMostPerfectSlots) {
+        return {};
+      }
+      part.min = lo;
+      cardinality = static_cast<std::uint64_t>(hi - lo + 1);
+    }
+    if (cardinality + 1 > kMostPerfectSlots || slots * (cardinality + 1) > kMostPerfectSlots) return {};
+    slots *= cardinality + 1;
+    hash.keys.push_back(part);
+  }
+  hash.slots = slots;
+  return hash;
+}
+
 }  // namespace
 
 PhysicalPlan plan_query(const LogicalQuery& q, const SourceText& source, const PlanOptions& options) {
@@ -217,6 +260,25 @@ PhysicalPlan plan_query(const LogicalQuery& q, const SourceText& source, const P
       plan.fed_sets = {fed};
     } else {
       for (std::size_t s = 0; s < sets; ++s) plan.fed_sets.push_back(s);
+    }
+    if (options.engine == SqlEngine::CpuParallel && plan.aggregation == AggregationMethod::Hash) {
+      std::string perfect;
+      plan.perfect_hashes.resize(plan.aggregated_sets.size());
+      std::uint64_t budget = 4 * kMostPerfectSlots;  // slots of all sets, per thread
+      for (std::size_t s : plan.fed_sets) {
+        PerfectHash hash = perfect_hash_of(q, plan.aggregated_sets[s]);
+        if (hash.slots > budget) continue;
+        budget -= hash.slots;
+        plan.perfect_hashes[s] = std::move(hash);
+        if (plan.perfect_hashes[s].slots > 0) {
+          perfect += (perfect.empty() ? "" : ", ") + std::string("set ") + std::to_string(s + 1) + ": " +
+                     std::to_string(plan.perfect_hashes[s].slots) + " slots";
+        }
+      }
+      if (!perfect.empty()) {
+        plan.aggregation_why += "; group ids straight from dictionary codes and small integer ranges (a perfect hash; " +
+                                perfect + ")";
+      }
     }
   }
   return plan;
