@@ -6,6 +6,7 @@
 #include <unistd.h>
 #include <fmt/format.h>
 #include <tbb/parallel_for.h>
+#include <tbb/parallel_sort.h>
 #include <tbb/task_arena.h>
 
 #include <algorithm>
@@ -230,6 +231,23 @@ struct Chunk {
   std::deque<std::string> unescaped;  // storage for values that had ""
   std::optional<CsvError> error;
 };
+
+// a < b in byte order (std::string's), 8 bytes a step: the sort of a
+// dictionary compares tens of millions of strings sharing long prefixes, and
+// a call of memcmp for each was a fifth of a load.
+bool bytes_less(std::string_view a, std::string_view b) {
+  const std::size_t n = std::min(a.size(), b.size());
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    std::uint64_t x, y;
+    std::memcpy(&x, a.data() + i, 8);
+    std::memcpy(&y, b.data() + i, 8);
+    if (x != y) return __builtin_bswap64(x) < __builtin_bswap64(y);
+  }
+  for (; i < n; ++i)
+    if (a[i] != b[i]) return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[i]);
+  return a.size() < b.size();
+}
 
 // Cuts [body, end) into about `count` chunks at record starts: after a line
 // break with an even number of quotes before it.
@@ -475,26 +493,50 @@ Table load_csv(const fs::path& csv, const CsvLoadOptions& options) {
   });
   if (auto e = first_error()) throw InputError(e->message);
 
-  // Dictionaries: every chunk's distinct strings, sorted, and each chunk's
-  // codes remapped into them.
+  // Dictionaries: every chunk's distinct strings sorted together (one sort;
+  // the first 8 bytes compared as an integer first), a code given to each
+  // distinct one, and each chunk's codes remapped.
   for (std::size_t k = 0; k < columns; ++k) {
     Column& col = table.columns[k];
     if (col.type != ColumnType::String) continue;
-    std::vector<std::string_view> all;
-    for (const Chunk& c : chunks) all.insert(all.end(), c.distinct[k].begin(), c.distinct[k].end());
-    std::sort(all.begin(), all.end());
-    all.erase(std::unique(all.begin(), all.end()), all.end());
-    if (all.size() > std::size_t{INT32_MAX})
-      throw InputError(fmt::format("{}: column {} has more than 2^31 distinct strings", where, col.name));
+    struct Entry {
+      std::uint64_t prefix;  // the first 8 bytes, big-endian, zero padded: ordered as the strings
+      std::string_view text;
+      std::uint32_t chunk, local;
+    };
+    std::vector<std::size_t> offsets(chunks.size() + 1, 0);
+    for (std::size_t i = 0; i < chunks.size(); ++i) offsets[i + 1] = offsets[i] + chunks[i].distinct[k].size();
+    std::vector<Entry> entries(offsets.back());
+    tbb::parallel_for(std::size_t{0}, chunks.size(), [&](std::size_t i) {
+      for (std::size_t l = 0; l < chunks[i].distinct[k].size(); ++l) {
+        const std::string_view text = chunks[i].distinct[k][l];
+        unsigned char bytes[8] = {};
+        std::memcpy(bytes, text.data(), std::min<std::size_t>(8, text.size()));
+        std::uint64_t prefix = 0;
+        for (unsigned char byte : bytes) prefix = prefix << 8 | byte;
+        entries[offsets[i] + l] = Entry{prefix, text, static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(l)};
+      }
+    });
+    tbb::parallel_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+      return a.prefix != b.prefix ? a.prefix < b.prefix : bytes_less(a.text, b.text);
+    });
+    std::vector<std::vector<std::int32_t>> global(chunks.size());
+    for (std::size_t i = 0; i < chunks.size(); ++i) global[i].resize(chunks[i].distinct[k].size());
+    std::vector<std::string> dictionary;
+    for (std::size_t e = 0; e < entries.size(); ++e) {
+      if (e == 0 || entries[e].text != entries[e - 1].text) {
+        if (dictionary.size() == std::size_t{INT32_MAX})
+          throw InputError(fmt::format("{}: column {} has more than 2^31 distinct strings", where, col.name));
+        dictionary.emplace_back(entries[e].text);
+      }
+      global[entries[e].chunk][entries[e].local] = static_cast<std::int32_t>(dictionary.size() - 1);
+    }
     tbb::parallel_for(std::size_t{0}, chunks.size(), [&](std::size_t i) {
       const Chunk& c = chunks[i];
-      std::vector<std::int32_t> global(c.distinct[k].size());
-      for (std::size_t l = 0; l < global.size(); ++l)
-        global[l] = static_cast<std::int32_t>(std::lower_bound(all.begin(), all.end(), c.distinct[k][l]) - all.begin());
       for (std::size_t r = c.first_row; r < c.first_row + c.rows; ++r)
-        col.int32s[r] = col.nulls[r] ? 0 : global[static_cast<std::size_t>(col.int32s[r])];
+        col.int32s[r] = col.nulls[r] ? 0 : global[i][static_cast<std::size_t>(col.int32s[r])];
     });
-    col.dictionary.assign(all.begin(), all.end());
+    col.dictionary = std::move(dictionary);
   }
   for (Column& col : table.columns)
     if (std::none_of(col.nulls.begin(), col.nulls.end(), [](std::uint8_t n) { return n != 0; })) {

@@ -1,6 +1,7 @@
 #include "table/table.hpp"
 
 #include <fmt/format.h>
+#include <tbb/parallel_for.h>
 
 #include "gpuolap/error.hpp"
 
@@ -60,7 +61,8 @@ void check_table(const Table& table) {
     throw InputError(fmt::format("table name '{}': expected a letter or _ then letters, digits or _ (at most 128)",
                                  clip_for_message(t)));
   const std::size_t rows = table.row_count();
-  for (std::size_t i = 0; i < table.columns.size(); ++i) {
+  // The columns in parallel (loading a table checks each of its values).
+  tbb::parallel_for(std::size_t{0}, table.columns.size(), [&](std::size_t i) {
     const Column& c = table.columns[i];
     if (c.name.empty() || c.name.size() > 4096)
       throw InputError(fmt::format("table {}: column {} has an empty or over-long name", t, i + 1));
@@ -100,7 +102,7 @@ void check_table(const Table& table) {
                                        clip_for_message(c.name), r, code, count));
       }
     }
-  }
+  });
   for (std::size_t k = 0; k < table.sort_order.size(); ++k) {
     if (!table.find(table.sort_order[k]))
       throw InputError(fmt::format("table {}: sort order names '{}', which is no column", t,

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/resource.h>
+
+#include <csignal>
 #include <fstream>
 
 #include "support/input_error.hpp"
@@ -187,16 +190,31 @@ TEST_F(DatabaseTest, EveryCorruptionIsRefusedNamingTheFile) {
   EXPECT_EQ(db.load("every_type")->row_count(), 4u);
 }
 
-TEST_F(DatabaseTest, StoreLeavesNoTemporaryWhenItFails) {
+TEST_F(DatabaseTest, StoreLeavesNoTemporaryWhenItFailsAndKeepsTheOldTable) {
   Database db(dir_, true);
   db.store(every_type());
-  fs::permissions(dir_, fs::perms::owner_read | fs::perms::owner_exec);
-  const std::string e = error_of([&] { db.store(every_type()); });
-  fs::permissions(dir_, fs::perms::owner_all);
-  if (::geteuid() != 0) {
-    EXPECT_NE(e.find("cannot create"), std::string::npos) << e;
+  const std::vector<char> before = bytes(dir_ / "every_type.table");
+  // A table larger than the file-size limit: its write fails half-way.
+  Table big = every_type();
+  big.columns.resize(4);
+  for (Column& c : big.columns) {
+    c.int64s.resize(c.int64s.empty() ? 0 : 100000);
+    c.doubles.resize(c.doubles.empty() ? 0 : 100000);
+    c.int32s.resize(c.int32s.empty() ? 0 : 100000);
+    c.nulls.resize(100000);
   }
+  rlimit old_limit{};
+  ::getrlimit(RLIMIT_FSIZE, &old_limit);
+  const auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  rlimit small = old_limit;
+  small.rlim_cur = 100000;
+  ::setrlimit(RLIMIT_FSIZE, &small);
+  const std::string e = error_of([&] { db.store(big); });
+  ::setrlimit(RLIMIT_FSIZE, &old_limit);
+  std::signal(SIGXFSZ, old_handler);
+  EXPECT_NE(e.find("write failed"), std::string::npos) << e;
   EXPECT_EQ(files(), std::vector<std::string>{"every_type.table"});
+  EXPECT_EQ(bytes(dir_ / "every_type.table"), before);
   EXPECT_EQ(db.load("every_type")->row_count(), 4u);
 }
 

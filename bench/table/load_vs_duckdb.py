@@ -1,0 +1,86 @@
+#!/usr/bin/env python3
+"""Loading a CSV: `gpuolap table load` against DuckDB's read_csv, on the same
+file, back to back, on the same machine; then opening the stored table.
+
+The file is lineitem-shaped (TPC-H's 16 columns, l_comment included: random
+words) written by DuckDB itself at a given row count, since DuckDB's tpch
+extension needs a download. Usage:
+    bench/table/load_vs_duckdb.py --gpuolap build-cpu/src/gpuolap [--rows 6000000] [--repeat 3]
+"""
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+
+import duckdb
+
+LINEITEM = """
+SELECT
+  (i // 4) * 32 + 1                                  AS l_orderkey,
+  1 + ((hash(i, 1) % 200000)::BIGINT)                          AS l_partkey,
+  1 + ((hash(i, 2) % 10000)::BIGINT)                           AS l_suppkey,
+  1 + (i % 4)                                        AS l_linenumber,
+  (1 + (hash(i, 3) % 50)::BIGINT)::DECIMAL(15,2)               AS l_quantity,
+  (((hash(i, 4) % 10000000)::BIGINT) / 100)::DECIMAL(15,2)     AS l_extendedprice,
+  (((hash(i, 5) % 11)::BIGINT) / 100)::DECIMAL(15,2)           AS l_discount,
+  (((hash(i, 6) % 9)::BIGINT) / 100)::DECIMAL(15,2)            AS l_tax,
+  ['A','N','R'][1 + (hash(i, 7) % 3)::BIGINT]                  AS l_returnflag,
+  ['F','O'][1 + (hash(i, 8) % 2)::BIGINT]                      AS l_linestatus,
+  DATE '1992-01-02' + ((hash(i, 9) % 2526)::BIGINT)::INTEGER   AS l_shipdate,
+  DATE '1992-01-31' + ((hash(i, 10) % 2466)::BIGINT)::INTEGER  AS l_commitdate,
+  DATE '1992-01-03' + ((hash(i, 11) % 2554)::BIGINT)::INTEGER  AS l_receiptdate,
+  ['DELIVER IN PERSON','COLLECT COD','NONE','TAKE BACK RETURN'][1 + (hash(i, 12) % 4)::BIGINT] AS l_shipinstruct,
+  ['REG AIR','AIR','RAIL','SHIP','TRUCK','MAIL','FOB'][1 + (hash(i, 13) % 7)::BIGINT] AS l_shipmode,
+  concat_ws(' ', ['furiously','carefully','quickly','blithely','slyly','final','pending','regular','express','ironic'][1 + (hash(i, 14) % 10)::BIGINT],
+                 ['deposits','requests','accounts','packages','foxes','theodolites','pinto beans','instructions'][1 + (hash(i, 15) % 8)::BIGINT],
+                 ['sleep','wake','haggle','nag','use','boost','affix','detect','integrate','cajole'][1 + (hash(i, 16) % 10)::BIGINT],
+                 substr(md5(i::VARCHAR), 1, 1 + (hash(i, 17) % 12)::BIGINT)) AS l_comment
+FROM range({rows}) t(i)
+"""
+
+
+def timed(fn):
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--gpuolap", required=True)
+    p.add_argument("--rows", type=int, default=6_000_000)
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--dir", default=None)
+    a = p.parse_args()
+    work = a.dir or tempfile.mkdtemp(prefix="gpuolap_load_bench_")
+    os.makedirs(work, exist_ok=True)
+    csv = os.path.join(work, "lineitem.csv")
+    if not os.path.exists(csv):
+        duckdb.sql(f"COPY ({LINEITEM.format(rows=a.rows)}) TO '{csv}' (HEADER, DELIMITER ',')")
+    size = os.path.getsize(csv)
+    print(f"file: {csv}, {size / 2**20:.0f} MiB, {a.rows} rows; threads: {os.cpu_count()} cores")
+    db = os.path.join(work, "db")
+    ours, theirs, opens = [], [], []
+    for _ in range(a.repeat):
+        # Back to back, the file already in the page cache for both.
+        con = duckdb.connect()
+        theirs.append(timed(lambda: con.sql(f"CREATE OR REPLACE TABLE lineitem AS SELECT * FROM read_csv('{csv}')")))
+        con.close()
+        shutil.rmtree(db, ignore_errors=True)
+        ours.append(timed(lambda: subprocess.run([a.gpuolap, "table", "load", "--db", db, "--name", "lineitem",
+                                                  "--csv", csv], check=True, stdout=subprocess.DEVNULL)))
+        opens.append(timed(lambda: subprocess.run([a.gpuolap, "table", "info", "--db", db, "--name", "lineitem"],
+                                                  check=True, stdout=subprocess.DEVNULL)))
+    table_bytes = os.path.getsize(os.path.join(db, "lineitem.table"))
+    print(f"duckdb read_csv into a table (in memory): median {statistics.median(theirs):.2f} s  runs {['%.2f' % t for t in theirs]}")
+    print(f"gpuolap table load (parse + store, fsync): median {statistics.median(ours):.2f} s  runs {['%.2f' % t for t in ours]}")
+    print(f"ratio gpuolap / duckdb: {statistics.median(ours) / statistics.median(theirs):.2f}")
+    print(f"table file: {table_bytes / 2**20:.0f} MiB; gpuolap table info (process start, open, checksum, count NULLs): "
+          f"median {statistics.median(opens):.2f} s = {statistics.median(opens) / (table_bytes / 2**30):.2f} s per GiB")
+
+
+if __name__ == "__main__":
+    main()
