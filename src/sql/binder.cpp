@@ -459,6 +459,9 @@ void Binder::bind_select(const json& s) {
       continue;
     }
     q_.outputs.push_back({output_name(rt), bind(val, mode, true, "SELECT")});
+    if (q_.outputs.back().expr->type == SqlType::Interval) {
+      fail(q_.outputs.back().expr->location, "intervals are supported only in date ± interval");
+    }
   }
   if (q_.outputs.empty()) fail(first_location(s), "a SELECT without columns is not supported");
   if (s.contains("havingClause")) {

@@ -1,7 +1,8 @@
 // cpu-serial: the oracle. The simplest correct execution of a plan: the
 // fact table in batches of rows, each batch filtered, joined dimension by
-// dimension, then aggregated into a hash table per grouping set (or
-// projected), then HAVING, ORDER BY and LIMIT over the whole result.
+// dimension, then aggregated (a hash table per grouping set fed from the
+// rows, or in order on sorted input; the lattice derives the other sets)
+// or projected, then HAVING, ORDER BY and LIMIT over the whole result.
 #pragma once
 
 #include <cstdint>

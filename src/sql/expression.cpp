@@ -282,13 +282,12 @@ ValueVector Evaluator::evaluate(const Expr& e, const std::vector<std::uint32_t>&
   const std::size_t n = positions.size();
   switch (e.kind) {
     case ExprKind::Constant: {
-      ValueVector out = e.constant.repeated(n);
-      out.type = e.type == SqlType::Null ? e.constant.type : e.type;
-      if (e.constant.type == SqlType::Null) {
-        out = ValueVector(e.type);
+      if (e.constant.type == SqlType::Null || e.constant.is_null(0)) {
+        ValueVector out(e.type);
         for (std::size_t i = 0; i < n; ++i) out.push_null();
+        return out;
       }
-      return out;
+      return e.constant.repeated(n);
     }
     case ExprKind::InputColumn:
     case ExprKind::GroupKey:
