@@ -68,16 +68,19 @@ ValueVector BatchColumns::leaf(const Expr& e, const std::vector<std::uint32_t>& 
   return gather(q_.tables[e.table].table->columns[e.column], b_.rows[e.table], positions);
 }
 
-DimensionIndex::DimensionIndex(const table::Column& key, const JoinStep& step) : method_(step.method), min_(step.key_min) {
+DimensionIndex::DimensionIndex(const table::Column& key, const JoinStep& step, const std::vector<std::uint8_t>& allowed)
+    : method_(step.method), min_(step.key_min) {
   const std::size_t rows = column_rows(key);
   if (method_ == JoinMethod::ArrayLookup) {
     slots_.assign(static_cast<std::size_t>(step.key_span), kNoRow);
-    for (std::size_t r = 0; r < rows; ++r) slots_[static_cast<std::size_t>(int_key(key, r) - min_)] = static_cast<std::uint32_t>(r);
+    for (std::size_t r = 0; r < rows; ++r) {
+      if (allowed.empty() || allowed[r]) slots_[static_cast<std::size_t>(int_key(key, r) - min_)] = static_cast<std::uint32_t>(r);
+    }
     return;
   }
   next_.assign(rows, kNoRow);
   for (std::size_t r = rows; r-- > 0;) {  // chains in row order
-    if (key.is_null(r)) continue;
+    if (key.is_null(r) || (!allowed.empty() && !allowed[r])) continue;
     std::uint32_t& head = key.type == table::ColumnType::String || key.type == table::ColumnType::Double
                               ? bytes_heads_.try_emplace(bytes_key(key, r), kNoRow).first->second
                               : int_heads_.try_emplace(int_key(key, r), kNoRow).first->second;
@@ -199,7 +202,23 @@ void PipelineTimes::add(const PipelineTimes& other) {
 JoinedRows::JoinedRows(const LogicalQuery& q, const PhysicalPlan& plan, const SourceText& source)
     : q_(q), plan_(plan), source_(source) {
   Clock::time_point start = Clock::now();
-  for (const auto& j : plan.joins) indexes_.emplace_back(q.tables[j.dimension].table->columns[j.dimension_column], j);
+  for (const auto& j : plan.joins) {
+    std::vector<std::uint8_t> allowed;
+    if (!j.dimension_filters.empty()) {
+      // The dimension's own filters, over all its rows at once.
+      Batch all;
+      all.rows.resize(q.tables.size());
+      all.size = q.tables[j.dimension].table->row_count();
+      all.rows[j.dimension] = all_positions(all.size);
+      BatchColumns leaves(q, all);
+      Evaluator evaluator(leaves, &source);
+      std::vector<std::uint32_t> kept = all_positions(all.size);
+      for (const auto& f : j.dimension_filters) kept = evaluator.select(*f, kept);
+      allowed.assign(all.size, 0);
+      for (std::uint32_t r : kept) allowed[r] = 1;
+    }
+    indexes_.emplace_back(q.tables[j.dimension].table->columns[j.dimension_column], j, allowed);
+  }
   index_seconds_ = seconds_since(start);
   fact_rows_ = plan.fact_table < 0 ? 1 : q.tables[plan.fact_table].table->row_count();
 }

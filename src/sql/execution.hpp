@@ -45,7 +45,8 @@ class BatchColumns : public LeafSource {
 // key - min, or chains of rows per key in a hash table.
 class DimensionIndex {
  public:
-  DimensionIndex(const table::Column& key, const JoinStep& step);
+  // Rows where `allowed` (when not empty) holds 0 are left out.
+  DimensionIndex(const table::Column& key, const JoinStep& step, const std::vector<std::uint8_t>& allowed);
   // The first dimension row whose key equals row `r` of `probe` (same type), or kNoRow.
   std::uint32_t first(const table::Column& probe, std::uint32_t r) const;
   std::uint32_t next(std::uint32_t row) const { return method_ == JoinMethod::ArrayLookup ? kNoRow : next_[row]; }

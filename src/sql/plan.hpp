@@ -23,7 +23,11 @@ struct JoinStep {
   JoinMethod method = JoinMethod::Hash;
   std::string why;
   std::int64_t key_min = 0, key_span = 0;  // ArrayLookup: the keys lie in [min, min + span)
-  std::vector<ExprPtr> filters;            // applied once this dimension is joined
+  // Filters that read only this dimension: applied to the dimension once,
+  // before the lookup structure is built, so its rows that fail them are
+  // never found (a semi-join reduction).
+  std::vector<ExprPtr> dimension_filters;
+  std::vector<ExprPtr> filters;  // the others, applied once this dimension is joined
 };
 
 // Hash: a hash table from the keys to the group. Ordered: the input comes

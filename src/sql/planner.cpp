@@ -218,8 +218,13 @@ PhysicalPlan plan_query(const LogicalQuery& q, const SourceText& source, const P
     for (std::size_t s = 0; s < plan.joins.size(); ++s) {
       if (used[plan.joins[s].dimension]) last_step = static_cast<int>(s);
     }
-    if (last_step < 0) plan.scan_filters.push_back(f);
-    else plan.joins[last_step].filters.push_back(f);
+    if (last_step < 0) {
+      plan.scan_filters.push_back(f);
+    } else if (std::count(used.begin(), used.end(), true) == 1) {
+      plan.joins[last_step].dimension_filters.push_back(f);
+    } else {
+      plan.joins[last_step].filters.push_back(f);
+    }
   }
   if (q.aggregated) {
     plan.aggregation = AggregationMethod::Hash;
@@ -403,6 +408,7 @@ std::vector<std::string> explain_lines(const LogicalQuery& q, const PhysicalPlan
         (d.alias != d.name ? " AS " + d.alias : "") + " on " + q.tables[j.probe_table].alias + "." +
         q.tables[j.probe_table].table->columns[j.probe_column].name + " = " + d.alias + "." +
         d.table->columns[j.dimension_column].name + " — " + j.why);
+    if (!j.dimension_filters.empty()) add("  filter of " + d.alias + " before the lookup: " + filters_text(j.dimension_filters));
     if (!j.filters.empty()) add("  filter: " + filters_text(j.filters));
     indent += "  ";
   }
