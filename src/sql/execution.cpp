@@ -317,7 +317,14 @@ void Groups::consume(const Batch& batch, const Evaluator& rows, const std::vecto
   const std::size_t count = batch.size;
   const std::vector<std::uint32_t> positions = all_positions(count);
   std::vector<ValueVector> key_values, arguments;
-  for (const auto& k : q.group_keys) key_values.push_back(rows.evaluate(*k, positions));
+  // Sets with a perfect hash read the key columns' codes; their key values
+  // are needed only for a row that starts a group.
+  const bool all_perfect = std::all_of(fed.begin(), fed.end(), [&](std::size_t s) {
+    return s < perfect.size() && perfect[s].slots > 0;
+  });
+  if (!all_perfect) {
+    for (const auto& k : q.group_keys) key_values.push_back(rows.evaluate(*k, positions));
+  }
   for (const auto& a : q.aggregates) arguments.push_back(a.argument ? rows.evaluate(*a.argument, positions) : ValueVector());
   std::string key_bytes;
   std::vector<std::uint64_t> slots;
@@ -338,7 +345,15 @@ void Groups::consume(const Batch& batch, const Evaluator& rows, const std::vecto
       }
       for (std::size_t i = 0; i < count; ++i) {
         std::uint32_t& g = perfect_groups[s][slots[i]];
-        if (g == kNoRow) g = add(s, key_values, i);
+        if (g == kNoRow) {
+          if (all_perfect) {
+            std::vector<ValueVector> one_row;
+            for (const auto& k : q.group_keys) one_row.push_back(rows.evaluate(*k, {static_cast<std::uint32_t>(i)}));
+            g = add(s, one_row, 0);
+          } else {
+            g = add(s, key_values, i);
+          }
+        }
         for (std::size_t a = 0; a < aggregates.size(); ++a) aggregates[a].update(g, &arguments[a], i);
       }
       continue;
