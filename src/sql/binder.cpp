@@ -859,8 +859,12 @@ ExprPtr Binder::bind_column_ref(const json& ref, int location) {
 
 ExprPtr Binder::bind_aggregate(const json& call, int location) {
   std::string name = lower(last_funcname(call));
-  for (const char* key : {"agg_order", "agg_filter", "over", "agg_within_group"}) {
-    if (call.contains(key)) unsupported(call.at(key), std::string(key == std::string("over") ? "a window function" : key));
+  const std::pair<const char*, const char*> clauses[] = {{"agg_order", "ORDER BY inside an aggregate"},
+                                                         {"agg_filter", "FILTER (WHERE ...) of an aggregate"},
+                                                         {"over", "a window function"},
+                                                         {"agg_within_group", "WITHIN GROUP"}};
+  for (const auto& [key, what] : clauses) {
+    if (call.contains(key)) unsupported(call.at(key), what);
   }
   if (call.value("func_variadic", false)) unsupported(call, "VARIADIC");
   AggregateCall agg;
@@ -1014,12 +1018,12 @@ ExprPtr Binder::bind_operator(const json& a, Mode mode, bool aggregates_allowed,
     fail(location, "operator " + op + " is not supported");
   }
   if (kind == "AEXPR_LIKE") {
+    if (kind_of(a.at("rexpr")) == "FuncCall") unsupported(a.at("rexpr"), "LIKE ... ESCAPE");
     ExprPtr l = coerce_literal(side("lexpr"), SqlType::String);
     ExprPtr r = coerce_literal(side("rexpr"), SqlType::String);
     if (l->type != SqlType::String || r->type != SqlType::String) {
       fail(location, "operator does not exist: " + std::string(type_name(l->type)) + " ~~ " + std::string(type_name(r->type)));
     }
-    if (kind_of(a.at("rexpr")) == "FuncCall") unsupported(a.at("rexpr"), "LIKE ... ESCAPE");
     return make_node(ExprKind::Like, SqlType::Bool, {l, r}, location, "", op == "!~~");
   }
   if (kind == "AEXPR_IN") {

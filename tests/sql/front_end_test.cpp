@@ -156,6 +156,8 @@ TEST_F(FrontEnd, RefusalsNameTheConstructAndItsPosition) {
       {"SELECT 1; SELECT 2", "one statement at a time"},
       {"INSERT INTO sales VALUES (1)", "only SELECT and EXPLAIN SELECT are supported, not InsertStmt"},
       {"SELECT interval '1' month", "only whole days"},
+      {"SELECT count(*) FILTER (WHERE qty > 1) FROM sales", "FILTER (WHERE ...) of an aggregate is not supported"},
+      {"SELECT id FROM sales WHERE region LIKE 'a!%' ESCAPE '!'", "line 1, column 35: LIKE ... ESCAPE is not supported"},
       {"SELECT interval '2' day", "line 1, column 8: intervals are supported only in date ± interval"},
       {"SELECT 9223372036854775807 + 1", "line 1, column 28: bigint out of range"},
       {"SELECT GROUPING(qty) FROM sales GROUP BY region",
