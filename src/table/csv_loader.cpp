@@ -17,12 +17,14 @@
 #include <cstring>
 #include <deque>
 #include <optional>
+#include <stdexcept>
 #include <unordered_map>
 
 #include "formats/json_parse.hpp"
 #include "gpuolap/error.hpp"
 #include "gpuolap/formats.hpp"
 #include "table/date.hpp"
+#include "table/huge_pages.hpp"
 
 namespace gpuolap::table {
 
@@ -199,13 +201,18 @@ bool parse_double(std::string_view t, double& v) {
 // Which types a column's values so far all fit.
 enum Fits : std::uint8_t { kFitsInt64 = 1, kFitsDouble = 2, kFitsDate = 4, kFitsAll = 7 };
 
-std::uint8_t fits_of(std::string_view t) {
+// The types of `still` (those the column's values so far fit) that `t` fits
+// too; only those are tried, and a YYYY-MM-DD shape, which no number has,
+// only as a date.
+std::uint8_t fits_of(std::string_view t, std::uint8_t still) {
+  if (t.size() == 10 && t[4] == '-') {
+    std::int32_t day;
+    return (still & kFitsDate) && parse_date(t, day) ? kFitsDate : 0;
+  }
   std::int64_t i;
-  if (parse_int64(t, i)) return kFitsInt64 | kFitsDouble;
+  if ((still & kFitsInt64) && parse_int64(t, i)) return kFitsInt64 | kFitsDouble;
   double d;
-  if (parse_double(t, d)) return kFitsDouble;
-  std::int32_t day;
-  if (parse_date(t, day)) return kFitsDate;
+  if ((still & kFitsDouble) && parse_double(t, d)) return kFitsDouble;
   return 0;
 }
 
@@ -329,6 +336,7 @@ Table load_csv(const fs::path& csv, const CsvLoadOptions& options) {
   }
   if (pos == end) throw InputError(fmt::format("{}: empty: a CSV table needs a header line", where));
   std::vector<std::string> names;
+  std::unordered_map<std::string, std::size_t> column_of;
   const char* body = nullptr;
   try {
     Tokenizer header(begin, end, where, nullptr);
@@ -336,11 +344,10 @@ Table load_csv(const fs::path& csv, const CsvLoadOptions& options) {
       for (std::size_t i = 0; i < fields.size(); ++i) {
         std::string name = fields[i].escaped ? unescape(fields[i].text) : std::string(fields[i].text);
         if (name.empty()) header.fail(fields[i].text.data(), at, i, "an empty column name in the header");
-        for (std::size_t j = 0; j < names.size(); ++j)
-          if (names[j] == name)
-            header.fail(fields[i].text.data(), at, i,
-                        fmt::format("column name '{}' given twice in the header (also column {})",
-                                    clip_for_message(name), j + 1));
+        if (const auto [it, added] = column_of.try_emplace(name, i); !added)
+          header.fail(fields[i].text.data(), at, i,
+                      fmt::format("column name '{}' given twice in the header (also column {})",
+                                  clip_for_message(name), it->second + 1));
         names.push_back(std::move(name));
       }
     });
@@ -351,6 +358,11 @@ Table load_csv(const fs::path& csv, const CsvLoadOptions& options) {
   for (const auto& [name, type] : options.types)
     if (std::find(names.begin(), names.end(), name) == names.end())
       throw InputError(fmt::format("--types: '{}' is no column of {} (its columns: {})", clip_for_message(name), where,
+                                   clip_for_message(fmt::format("{}", fmt::join(names, ", ")))));
+  // Before the body is read: a sort column the file lacks.
+  for (const std::string& name : options.sort_by)
+    if (std::find(names.begin(), names.end(), name) == names.end())
+      throw InputError(fmt::format("--sort-by: '{}' is no column of {} (its columns: {})", clip_for_message(name), where,
                                    clip_for_message(fmt::format("{}", fmt::join(names, ", ")))));
   const std::size_t columns = names.size();
   std::vector<std::optional<ColumnType>> declared(columns);
@@ -383,7 +395,7 @@ Table load_csv(const fs::path& csv, const CsvLoadOptions& options) {
         for (std::size_t k = 0; k < columns; ++k) {
           if (declared[k] || fields[k].text.empty()) continue;
           c.any_value[k] = 1;
-          if (c.fits[k]) c.fits[k] &= fits_of(fields[k].text);
+          if (c.fits[k]) c.fits[k] &= fits_of(fields[k].text, c.fits[k]);
         }
         ++c.rows;
       });
@@ -393,29 +405,10 @@ Table load_csv(const fs::path& csv, const CsvLoadOptions& options) {
     }
   });
   if (auto e = first_error()) throw InputError(e->message);
-  if (misaligned) {
-    // The quote parity misled the cut (it can only where the file has an
-    // error a serial parse reports): parse it as one chunk.
-    chunks = cut_chunks(body, end, body_line, 1);
-    Chunk& c = chunks.front();
-    c.fits.assign(columns, kFitsAll);
-    c.any_value.assign(columns, 0);
-    try {
-      Tokenizer t(begin, end, where, &names);
-      t.each_record(c.start, c.end, c.line, [&](const std::vector<Field>& fields, std::uint64_t line, const char*) {
-        if (fields.size() != columns)
-          t.fail(fields.front().text.data(), line, 0, fmt::format("{} fields; the header has {}", fields.size(), columns));
-        for (std::size_t k = 0; k < columns; ++k)
-          if (!declared[k] && !fields[k].text.empty()) {
-            c.any_value[k] = 1;
-            c.fits[k] &= fits_of(fields[k].text);
-          }
-        ++c.rows;
-      });
-    } catch (const CsvError& e) {
-      throw InputError(e.message);
-    }
-  }
+  // Chunks cut at even quote parity start at records: in a file the
+  // tokenizer accepts, quotes come in pairs, so a line break after an even
+  // number of them ends a record. A chunk ending elsewhere is a bug here.
+  if (misaligned) throw std::logic_error(fmt::format("{}: CSV chunks cut away from record starts", where));
 
   Table table;
   table.name = options.table_name;
@@ -437,12 +430,12 @@ Table load_csv(const fs::path& csv, const CsvLoadOptions& options) {
       col.type = type_of_fits(fits, any);
     }
     switch (col.type) {
-      case ColumnType::Int64: col.int64s.resize(rows); break;
-      case ColumnType::Double: col.doubles.resize(rows); break;
+      case ColumnType::Int64: resize_on_huge_pages(col.int64s, rows); break;
+      case ColumnType::Double: resize_on_huge_pages(col.doubles, rows); break;
       case ColumnType::Date:
-      case ColumnType::String: col.int32s.resize(rows); break;
+      case ColumnType::String: resize_on_huge_pages(col.int32s, rows); break;
     }
-    col.nulls.assign(rows, 0);
+    resize_on_huge_pages(col.nulls, rows);
     table.columns.push_back(std::move(col));
   }
 

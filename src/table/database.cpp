@@ -15,7 +15,6 @@
 #include "table/database.hpp"
 
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <fmt/format.h>
@@ -29,6 +28,7 @@
 
 #include "gpuolap/error.hpp"
 #include "storage/fsync_directory.hpp"
+#include "table/huge_pages.hpp"
 
 namespace gpuolap::table {
 
@@ -201,20 +201,6 @@ class TableReader {
   Hash hash_;
   std::uint64_t offset_;
 };
-
-// v sized to n values about to be read into it, backed by huge pages where
-// the kernel grants them: a 4 KiB page fault per page was most of the time
-// of opening a table.
-template <class T>
-void resize_for_reading(std::vector<T>& v, std::size_t n) {
-  v.reserve(n);
-  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
-  const auto begin = reinterpret_cast<std::uintptr_t>(v.data());
-  const std::uintptr_t end = begin + n * sizeof(T);
-  const std::uintptr_t first = (begin + kHuge - 1) & ~(kHuge - 1);
-  if (end > first + kHuge) ::madvise(reinterpret_cast<void*>(first), (end - first) & ~(kHuge - 1), MADV_HUGEPAGE);
-  v.resize(n);
-}
 
 std::size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<std::size_t> row(b.size() + 1);
@@ -399,14 +385,14 @@ std::shared_ptr<const Table> Database::load(std::string_view name) const {
     const Layout::Part& part = layout.parts[i];
     TableReader column(open.fd->get(), where, part.offset);
     switch (c.type) {
-      case ColumnType::Int64: resize_for_reading(c.int64s, rows); column.read(c.int64s.data(), rows * 8); break;
-      case ColumnType::Double: resize_for_reading(c.doubles, rows); column.read(c.doubles.data(), rows * 8); break;
+      case ColumnType::Int64: resize_on_huge_pages(c.int64s, rows); column.read(c.int64s.data(), rows * 8); break;
+      case ColumnType::Double: resize_on_huge_pages(c.doubles, rows); column.read(c.doubles.data(), rows * 8); break;
       case ColumnType::Date:
-      case ColumnType::String: resize_for_reading(c.int32s, rows); column.read(c.int32s.data(), rows * 4); break;
+      case ColumnType::String: resize_on_huge_pages(c.int32s, rows); column.read(c.int32s.data(), rows * 4); break;
     }
     column.skip_padding();
     if (part.nullable) {
-      resize_for_reading(c.nulls, rows);
+      resize_on_huge_pages(c.nulls, rows);
       column.read(c.nulls.data(), rows);
       column.skip_padding();
     }

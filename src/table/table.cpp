@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <tbb/parallel_for.h>
 
+#include <unordered_set>
+
 #include "gpuolap/error.hpp"
 
 namespace gpuolap::table {
@@ -61,14 +63,15 @@ void check_table(const Table& table) {
     throw InputError(fmt::format("table name '{}': expected a letter or _ then letters, digits or _ (at most 128)",
                                  clip_for_message(t)));
   const std::size_t rows = table.row_count();
+  std::unordered_set<std::string_view> names;
+  for (const Column& c : table.columns)
+    if (!names.insert(c.name).second)
+      throw InputError(fmt::format("table {}: two columns named '{}'", t, clip_for_message(c.name)));
   // The columns in parallel (loading a table checks each of its values).
   tbb::parallel_for(std::size_t{0}, table.columns.size(), [&](std::size_t i) {
     const Column& c = table.columns[i];
     if (c.name.empty() || c.name.size() > 4096)
       throw InputError(fmt::format("table {}: column {} has an empty or over-long name", t, i + 1));
-    for (std::size_t j = 0; j < i; ++j)
-      if (table.columns[j].name == c.name)
-        throw InputError(fmt::format("table {}: two columns named '{}'", t, clip_for_message(c.name)));
     const bool right_vector = (c.type == ColumnType::Int64)
                                   ? c.doubles.empty() && c.int32s.empty()
                                   : (c.type == ColumnType::Double) ? c.int64s.empty() && c.int32s.empty()

@@ -197,7 +197,8 @@ TEST_F(CsvLoad, SortBySortsAndRecordsTheOrder) {
   EXPECT_EQ(t.find("v")->int64s, (std::vector<std::int64_t>{9, 1, 3, 1, 2}));
   check_table(t);
   o.sort_by = {"nope"};
-  EXPECT_NE(error("g,v\nb,2\n", o).find("no column 'nope'"), std::string::npos);
+  EXPECT_NE(error("g,v\nb,2\n", o).find("--sort-by: 'nope' is no column of"), std::string::npos);
+  EXPECT_NE(error("g,v\nb,2\n3\n", o).find("--sort-by"), std::string::npos);  // refused before the body is read
 }
 
 // A file large enough for many parallel chunks, with quoted line breaks and

@@ -151,6 +151,9 @@ TEST_F(DatabaseTest, InconsistentTableIsRefusedAndNothingIsWritten) {
   t.columns[3].dictionary = {"b", "a", "c", "d"};
   EXPECT_NE(error_of([&] { db.store(t); }).find("byte order"), std::string::npos);
   t = every_type();
+  t.columns[1].name = "i";
+  EXPECT_NE(error_of([&] { db.store(t); }).find("two columns named 'i'"), std::string::npos);
+  t = every_type();
   t.sort_order = {"plain"};
   db.store(t);
   t.sort_order = {"i"};  // INT64_MIN, NULL, 7, MAX: NULL must come first
