@@ -12,7 +12,7 @@ set(GPUOLAP_LAYERS
   "gpuolap_gpu_primitives"
   "gpuolap_molap_planning gpuolap_molap_cdp gpuolap_molap_gpu"
   "gpuolap_molap"
-  "gpuolap_olap gpuolap_generate"
+  "gpuolap_olap gpuolap_generate gpuolap_sql"
   "gpuolap_server"
   "gpuolap"
 )

@@ -8,7 +8,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   nlohmann-json3-dev libcli11-dev libtbb-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev libxxhash-dev
-  libcpp-httplib-dev
+  libcpp-httplib-dev libpg-query-dev python3-pip
 )
 
 missing=()
@@ -16,12 +16,18 @@ for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 done
 
-if [ ${#missing[@]} -eq 0 ]; then
-  exit 0
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  echo "setup: installing ${missing[*]}" >&2
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
 
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-echo "setup: installing ${missing[*]}" >&2
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# DuckDB, the outside oracle of the SQL tests (tests/sql/differential_duckdb.py),
+# from PyPI: Debian 12 has no package of it. Debian's pip refuses to install
+# beside the system's Python packages unless told to.
+if ! python3 -c 'import duckdb' 2>/dev/null; then
+  echo "setup: pip install duckdb" >&2
+  python3 -m pip install --quiet --break-system-packages duckdb
+fi

@@ -107,4 +107,13 @@ struct ShellOptions {
 };
 int run_shell(const ShellOptions& o);
 
+// One SELECT or EXPLAIN SELECT over the tables of a database directory;
+// the result on stdout, the plan and operator times on stderr (--timing).
+struct SqlCommandOptions {
+  std::string db, engine = "cpu-serial", grouping_sets = "auto", format = "csv", query, file;
+  uint64_t max_rows = 10'000'000;
+  bool timing = false;
+};
+int run_sql(const SqlCommandOptions& o);
+
 }  // namespace gpuolap::cli

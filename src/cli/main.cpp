@@ -240,6 +240,26 @@ int main(int argc, char** argv) {
   sh->add_option("--engine", shell.engine, "Engine: " + engine_list())->capture_default_str();
   add_recovery_option(sh, shell.recovery);
 
+  SqlCommandOptions sql;
+  auto* sq = app.add_subcommand("sql", "Answer a SQL SELECT over a database directory of tables (README, \"SQL\")");
+  sq->add_option("--db", sql.db, "Database directory (tables written by `gpuolap table load`)")->required();
+  sq->add_option("--engine", sql.engine, "Engine: cpu-serial (the oracle) or cpu-parallel (all cores)")
+      ->check(CLI::IsMember({"cpu-serial", "cpu-parallel"}))
+      ->capture_default_str();
+  sq->add_option("--grouping-sets", sql.grouping_sets,
+                 "Grouping sets: per-set (each from the rows), lattice (the finest from the rows, each other from its "
+                 "smallest computed parent) or auto (the lattice for several sets)")
+      ->check(CLI::IsMember({"per-set", "lattice", "auto"}))
+      ->capture_default_str();
+  sq->add_option("--format", sql.format, "csv, json or table")
+      ->check(CLI::IsMember({"csv", "json", "table"}))
+      ->capture_default_str();
+  sq->add_flag("--timing", sql.timing, "Print the plan, its choices and each operator's time on stderr");
+  sq->add_option("--max-rows", sql.max_rows, "Most rows of a result (and of its groups, and of the rows sorted)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  sq->add_option("-f,--file", sql.file, "Read the query from this file");
+  sq->add_option("query", sql.query, "The query (SELECT ... or EXPLAIN SELECT ...)");
   auto* table = app.add_subcommand("table", "Relational tables in a database directory: load a CSV, list, describe");
   table->require_subcommand(1);
   TableLoadOptions table_load;
@@ -283,6 +303,7 @@ int main(int argc, char** argv) {
     if (*cal) return run_calibrate(calibrate);
     if (*sv) return run_serve(serve);
     if (*sh) return run_shell(shell);
+    if (*sq) return run_sql(sql);
     if (*tl) return run_table_load(table_load);
     if (*tls) return run_table_list(table_list);
     if (*ti) return run_table_info(table_info);

@@ -316,3 +316,36 @@ TEST_F(Cli, DirectoriesWhereFilesBelongAreBadInput) {
 }
 
 }  // namespace
+
+namespace {
+
+// gpuolap sql over a database loaded by gpuolap table load: the answer on
+// stdout in each format, the plan and times on stderr, and bad input exit 2
+// naming where it is.
+TEST_F(Cli, SqlAnswersFromALoadedDatabaseAndRefusesBadQueries) {
+  const std::string csv = file("sales.csv", "id,Region,amount\n1,east,2.5\n2,\"we,st\",4\n3,east,\n");
+  ASSERT_EQ(run("table load --db " + path("db") + " --name sales --csv " + csv).status, 0);
+  const std::string db = " --db " + path("db") + " ";
+  Outcome r = run("sql" + db + "\"SELECT region, count(*), sum(amount) FROM sales GROUP BY region ORDER BY region\"");
+  EXPECT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(r.out, "region,count,sum\neast,2,2.5\n\"we,st\",1,4\n");
+  r = run("sql" + db + "--format json --engine cpu-parallel \"SELECT id FROM sales WHERE amount IS NULL\"");
+  EXPECT_EQ(r.out, "{\"columns\":[{\"name\":\"id\",\"type\":\"bigint\"}],\"rows\":[[3]]}\n");
+  r = run("sql" + db + "--timing --format table -f " + file("q.sql", "SELECT max(id) AS top\nFROM sales"));
+  EXPECT_EQ(r.out, " top\n-----\n   3\n(1 row)\n");
+  EXPECT_NE(r.err.find("Scan sales"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("aggregate (hash)"), std::string::npos) << r.err;
+  r = run("sql" + db + "\"EXPLAIN SELECT id FROM sales\"");
+  EXPECT_EQ(r.out, "QUERY PLAN\nProject: sales.id AS id\n  Scan sales (3 rows)\n");
+
+  expect_input_error("sql" + db + "-f " + file("bad.sql", "SELECT id\nFROM sales\nWHERE amont > 1"),
+                     {"bad.sql: line 3, column 7: column \"amont\" does not exist; did you mean \"amount\"?"});
+  expect_input_error("sql" + db + "\"SELECT id FROM sale\"", {"relation \"sale\" does not exist; did you mean \"sales\"?"});
+  expect_input_error("sql" + db + "\"SELECT id FROM sales WHERE\"", {"line 1, column 27: SQL: syntax error at end of input"});
+  expect_input_error("sql" + db + "\"SELECT id / 0 FROM sales\"", {"division by zero"});
+  expect_input_error("sql" + db + "--max-rows 2 \"SELECT id FROM sales\"", {"more than 2 rows"});
+  expect_input_error("sql" + db + "--engine gpu \"SELECT 1\"", {"--engine"});
+  expect_input_error("sql --db " + path("nowhere") + " \"SELECT 1\"", {"nowhere"});
+}
+
+}  // namespace

@@ -1,0 +1,111 @@
+#include "sql/cpu_parallel.hpp"
+
+#include <tbb/blocked_range.h>
+#include <tbb/enumerable_thread_specific.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+
+#include "sql/execution.hpp"
+
+namespace gpuolap::sql {
+
+using namespace execution;
+
+namespace {
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+}  // namespace
+
+QueryResult run_cpu_parallel(const LogicalQuery& q, const PhysicalPlan& plan, const SourceText& source,
+                             const ExecutionLimits& limits) {
+  const JoinedRows joined(q, plan, source);
+  const std::size_t batches = (joined.fact_rows() + kBatchRows - 1) / kBatchRows;
+  const int threads = tbb::this_task_arena::max_concurrency();
+  std::vector<OperatorTiming> timings;
+  timings.push_back({"filter dimensions, build their indexes", joined.index_seconds(), 0});
+  Clock::time_point start = Clock::now();
+
+  if (q.aggregated) {
+    tbb::enumerable_thread_specific<std::unique_ptr<Groups>> local([&] {
+      auto groups = std::make_unique<Groups>(q, source, plan.aggregated_sets, q.grouping_sets.size(), limits.max_rows);
+      // A thread's ranges of rows are sorted each; a key that comes back in
+      // a later range makes a second group, folded into one by the merge.
+      groups->ordered = plan.aggregation == AggregationMethod::Ordered;
+      groups->use_perfect_hashes(plan.perfect_hashes);
+      return groups;
+    });
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, batches), [&](const tbb::blocked_range<std::size_t>& range) {
+      Groups& groups = *local.local();
+      PipelineTimes times = joined.empty_times();
+      for (std::size_t b = range.begin(); b != range.end(); ++b) {
+        Batch batch = joined.rows(b * kBatchRows, std::min(joined.fact_rows(), (b + 1) * kBatchRows), times);
+        if (batch.size == 0) continue;
+        BatchColumns leaves(q, batch);
+        Evaluator evaluator(leaves, &source);
+        groups.consume(batch, evaluator, plan.fed_sets);
+      }
+    });
+    timings.push_back({std::string("scan + join + aggregate (") + (plan.aggregation == AggregationMethod::Ordered ? "ordered" : "hash") +
+                           ", thread-local, " + std::to_string(threads) + " threads)",
+                       seconds_since(start), 0});
+    start = Clock::now();
+    Groups merged(q, source, plan.aggregated_sets, q.grouping_sets.size(), limits.max_rows);
+    std::size_t partials = 0;
+    for (auto& groups : local) {
+      merged.merge_from(*groups);
+      ++partials;
+    }
+    timings.push_back({"merge " + std::to_string(partials) + " thread-local tables", seconds_since(start),
+                       merged.set_of.size()});
+    if (plan.fed_sets.size() < plan.aggregated_sets.size()) {
+      start = Clock::now();
+      std::vector<std::string> lines = merged.derive(plan.fed_sets);
+      std::string what = "lattice:";
+      for (const auto& l : lines) what += " " + l + ";";
+      timings.push_back({what, seconds_since(start), merged.set_of.size()});
+    }
+    merged.finish();
+    return finish_groups(q, merged, source, limits.max_rows, std::move(timings));
+  }
+
+  // Rows: each batch projects its own, kept in batch order.
+  std::vector<std::vector<ValueVector>> outputs(batches), order_keys(batches);
+  std::atomic<std::uint64_t> total{0};
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, batches), [&](const tbb::blocked_range<std::size_t>& range) {
+    PipelineTimes times = joined.empty_times();
+    for (std::size_t b = range.begin(); b != range.end(); ++b) {
+      Batch batch = joined.rows(b * kBatchRows, std::min(joined.fact_rows(), (b + 1) * kBatchRows), times);
+      BatchColumns leaves(q, batch);
+      Evaluator evaluator(leaves, &source);
+      const std::vector<std::uint32_t> positions = all_positions(batch.size);
+      for (const auto& o : q.outputs) outputs[b].push_back(evaluator.evaluate(*o.expr, positions));
+      for (const auto& k : q.order_by) order_keys[b].push_back(evaluator.evaluate(*k.expr, positions));
+      if ((total += batch.size) > limits.max_rows && !(q.limit && q.order_by.empty())) too_many(limits.max_rows, "result");
+    }
+  });
+  timings.push_back({"scan + join + project (" + std::to_string(threads) + " threads)", seconds_since(start), total});
+  start = Clock::now();
+  std::vector<ValueVector> all_outputs, all_keys;
+  for (const auto& o : q.outputs) all_outputs.emplace_back(o.expr->type);
+  for (const auto& k : q.order_by) all_keys.emplace_back(k.expr->type);
+  std::size_t rows = 0;
+  const std::uint64_t wanted = q.limit && q.order_by.empty() ? static_cast<std::uint64_t>(*q.limit + q.offset) : ~0ull;
+  for (std::size_t b = 0; b < batches && rows < wanted; ++b) {
+    std::size_t n = outputs[b].empty() ? 0 : outputs[b][0].size();
+    for (std::size_t o = 0; o < all_outputs.size(); ++o) {
+      for (std::size_t i = 0; i < n; ++i) all_outputs[o].push_from(outputs[b][o], i);
+    }
+    for (std::size_t o = 0; o < all_keys.size(); ++o) {
+      for (std::size_t i = 0; i < n; ++i) all_keys[o].push_from(order_keys[b][o], i);
+    }
+    rows += n;
+  }
+  timings.push_back({"concatenate", seconds_since(start), rows});
+  return finish_rows(q, std::move(all_outputs), std::move(all_keys), rows, limits.max_rows, std::move(timings));
+}
+
+}  // namespace gpuolap::sql

@@ -1,0 +1,524 @@
+#include "sql/execution.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <numeric>
+
+#include "gpuolap/error.hpp"
+#include "sql/binder.hpp"
+
+namespace gpuolap::sql::execution {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+ValueVector gather(const table::Column& c, const std::vector<std::uint32_t>& rows,
+                   const std::vector<std::uint32_t>& positions) {
+  ValueVector out(column_sql_type(c.type));
+  out.reserve(positions.size());
+  for (std::uint32_t p : positions) {
+    std::uint32_t r = rows[p];
+    if (c.is_null(r)) {
+      out.push_null();
+      continue;
+    }
+    switch (c.type) {
+      case table::ColumnType::Int64: out.push_int(c.int64s[r]); break;
+      case table::ColumnType::Double: out.push_double(c.doubles[r]); break;
+      case table::ColumnType::Date: out.push_int(c.int32s[r]); break;
+      case table::ColumnType::String: out.push_string(c.dictionary[c.int32s[r]]); break;
+    }
+  }
+  return out;
+}
+
+std::int64_t int_key(const table::Column& c, std::size_t r) {
+  return c.type == table::ColumnType::Int64 ? c.int64s[r] : c.int32s[r];
+}
+std::string bytes_key(const table::Column& c, std::size_t r) {
+  if (c.type == table::ColumnType::String) return c.dictionary[c.int32s[r]];
+  double d = c.doubles[r] == 0 ? 0.0 : c.doubles[r];
+  std::string s(sizeof d, '\0');
+  std::memcpy(s.data(), &d, sizeof d);
+  return s;
+}
+
+
+}  // namespace
+
+void too_many(std::uint64_t limit, const char* what) {
+  throw InputError("the query's " + std::string(what) + " has more than " + std::to_string(limit) +
+                   " rows, the limit (--max-rows); add a LIMIT or a narrower WHERE, or raise the limit");
+}
+
+void Batch::keep(const std::vector<std::uint32_t>& positions) {
+  for (auto& r : rows) {
+    if (r.empty()) continue;
+    std::vector<std::uint32_t> kept(positions.size());
+    for (std::size_t i = 0; i < positions.size(); ++i) kept[i] = r[positions[i]];
+    r = std::move(kept);
+  }
+  size = positions.size();
+}
+
+ValueVector BatchColumns::leaf(const Expr& e, const std::vector<std::uint32_t>& positions) const {
+  return gather(q_.tables[e.table].table->columns[e.column], b_.rows[e.table], positions);
+}
+
+DimensionIndex::DimensionIndex(const table::Column& key, const JoinStep& step, const std::vector<std::uint8_t>& allowed)
+    : method_(step.method), min_(step.key_min) {
+  const std::size_t rows = column_rows(key);
+  if (method_ == JoinMethod::ArrayLookup) {
+    slots_.assign(static_cast<std::size_t>(step.key_span), kNoRow);
+    for (std::size_t r = 0; r < rows; ++r) {
+      if (allowed.empty() || allowed[r]) slots_[static_cast<std::size_t>(int_key(key, r) - min_)] = static_cast<std::uint32_t>(r);
+    }
+    return;
+  }
+  next_.assign(rows, kNoRow);
+  for (std::size_t r = rows; r-- > 0;) {  // chains in row order
+    if (key.is_null(r) || (!allowed.empty() && !allowed[r])) continue;
+    std::uint32_t& head = key.type == table::ColumnType::String || key.type == table::ColumnType::Double
+                              ? bytes_heads_.try_emplace(bytes_key(key, r), kNoRow).first->second
+                              : int_heads_.try_emplace(int_key(key, r), kNoRow).first->second;
+    next_[r] = head;
+    head = static_cast<std::uint32_t>(r);
+  }
+}
+
+
+std::uint32_t DimensionIndex::first(const table::Column& probe, std::uint32_t r) const {
+  if (probe.is_null(r)) return kNoRow;
+  if (method_ == JoinMethod::ArrayLookup) {
+    std::int64_t v = int_key(probe, r);
+    if (v < min_ || static_cast<std::uint64_t>(v - min_) >= slots_.size()) return kNoRow;
+    return slots_[static_cast<std::size_t>(v - min_)];
+  }
+  if (probe.type == table::ColumnType::String || probe.type == table::ColumnType::Double) {
+    auto it = bytes_heads_.find(bytes_key(probe, r));
+    return it == bytes_heads_.end() ? kNoRow : it->second;
+  }
+  auto it = int_heads_.find(int_key(probe, r));
+  return it == int_heads_.end() ? kNoRow : it->second;
+}
+
+void AggregateState::add_group() {
+  count_.push_back(0);
+  int_sum_.push_back(0);
+  double_sum_.push_back(0);
+  wide_sum_.push_back(0);
+  best_.push_null();
+  if (call_->distinct) distinct_.emplace_back();
+}
+
+void AggregateState::update(std::uint32_t g, const ValueVector* arg, std::size_t i) {
+  if (call_->function == AggregateFunction::CountStar) {
+    ++count_[g];
+    return;
+  }
+  if (arg->is_null(i)) return;
+  if (call_->distinct) {
+    std::string key;
+    append_key_bytes(*arg, i, key);
+    distinct_[g].insert(std::move(key));
+    return;
+  }
+  ++count_[g];
+  switch (call_->function) {
+    case AggregateFunction::Sum:
+    case AggregateFunction::Avg:
+      if (arg->type == SqlType::Double) {
+        double_sum_[g] += arg->doubles[i];
+      } else if (call_->function == AggregateFunction::Avg) {
+        wide_sum_[g] += arg->ints[i];
+      } else if (__builtin_add_overflow(int_sum_[g], arg->ints[i], &int_sum_[g])) {
+        source_->fail(call_->location, "bigint out of range (the integer sum overflows 64 bits)");
+      }
+      break;
+    case AggregateFunction::Min:
+    case AggregateFunction::Max:
+      if (best_.is_null(g)) {
+        best_.set_from(g, *arg, i);
+      } else {
+        int c = compare_values(*arg, i, best_, g);
+        if (call_->function == AggregateFunction::Min ? c < 0 : c > 0) best_.set_from(g, *arg, i);
+      }
+      break;
+    default: break;
+  }
+}
+
+ValueVector AggregateState::finish() const {
+  const std::size_t groups = count_.size();
+  if (call_->function == AggregateFunction::Min || call_->function == AggregateFunction::Max) return best_;
+  ValueVector out(call_->result_type);
+  out.reserve(groups);
+  for (std::size_t g = 0; g < groups; ++g) {
+    switch (call_->function) {
+      case AggregateFunction::CountStar:
+      case AggregateFunction::Count:
+        out.push_int(call_->distinct ? static_cast<std::int64_t>(distinct_[g].size()) : count_[g]);
+        break;
+      case AggregateFunction::Sum:
+        if (count_[g] == 0) out.push_null();
+        else if (call_->result_type == SqlType::Double) out.push_double(double_sum_[g]);
+        else out.push_int(int_sum_[g]);
+        break;
+      case AggregateFunction::Avg:
+        if (count_[g] == 0) out.push_null();
+        else if (call_->argument->type == SqlType::Double) out.push_double(double_sum_[g] / static_cast<double>(count_[g]));
+        else out.push_double(static_cast<double>(static_cast<long double>(wide_sum_[g]) / count_[g]));
+        break;
+      default: break;
+    }
+  }
+  return out;
+}
+
+void AggregateState::merge(std::uint32_t g, const AggregateState& other, std::uint32_t og) {
+  count_[g] += other.count_[og];
+  if (__builtin_add_overflow(int_sum_[g], other.int_sum_[og], &int_sum_[g])) {
+    source_->fail(call_->location, "bigint out of range (the integer sum overflows 64 bits)");
+  }
+  double_sum_[g] += other.double_sum_[og];
+  wide_sum_[g] += other.wide_sum_[og];
+  if (!other.best_.is_null(og)) {
+    int c = best_.is_null(g) ? 0 : compare_values(other.best_, og, best_, g);
+    if (best_.is_null(g) || (call_->function == AggregateFunction::Min ? c < 0 : c > 0)) best_.set_from(g, other.best_, og);
+  }
+  if (call_->distinct) distinct_[g].insert(other.distinct_[og].begin(), other.distinct_[og].end());
+}
+
+void PipelineTimes::add(const PipelineTimes& other) {
+  for (std::size_t i = 0; i < seconds.size(); ++i) {
+    seconds[i] += other.seconds[i];
+    rows_out[i] += other.rows_out[i];
+  }
+}
+
+JoinedRows::JoinedRows(const LogicalQuery& q, const PhysicalPlan& plan, const SourceText& source)
+    : q_(q), plan_(plan), source_(source) {
+  Clock::time_point start = Clock::now();
+  for (const auto& j : plan.joins) {
+    std::vector<std::uint8_t> allowed;
+    if (!j.dimension_filters.empty()) {
+      // The dimension's own filters, over all its rows at once.
+      Batch all;
+      all.rows.resize(q.tables.size());
+      all.size = q.tables[j.dimension].table->row_count();
+      all.rows[j.dimension] = all_positions(all.size);
+      BatchColumns leaves(q, all);
+      Evaluator evaluator(leaves, &source);
+      std::vector<std::uint32_t> kept = all_positions(all.size);
+      for (const auto& f : j.dimension_filters) kept = evaluator.select(*f, kept);
+      allowed.assign(all.size, 0);
+      for (std::uint32_t r : kept) allowed[r] = 1;
+    }
+    indexes_.emplace_back(q.tables[j.dimension].table->columns[j.dimension_column], j, allowed);
+  }
+  index_seconds_ = seconds_since(start);
+  fact_rows_ = plan.fact_table < 0 ? 1 : q.tables[plan.fact_table].table->row_count();
+}
+
+PipelineTimes JoinedRows::empty_times() const {
+  PipelineTimes t;
+  t.seconds.assign(plan_.joins.size() + 1, 0);
+  t.rows_out.assign(plan_.joins.size() + 1, 0);
+  return t;
+}
+
+std::vector<std::string> JoinedRows::operator_names() const {
+  std::vector<std::string> names{plan_.fact_table < 0 ? "one row" : "scan " + q_.tables[plan_.fact_table].alias + " + filter"};
+  for (const auto& j : plan_.joins) {
+    names.push_back("join " + q_.tables[j.dimension].alias +
+                    (j.method == JoinMethod::ArrayLookup ? " (array lookup)" : " (hash)") + " + filter");
+  }
+  return names;
+}
+
+Batch JoinedRows::rows(std::size_t begin, std::size_t end, PipelineTimes& times) const {
+  Clock::time_point start = Clock::now();
+  Batch batch;
+  batch.rows.resize(q_.tables.size());
+  batch.size = end - begin;
+  if (plan_.fact_table >= 0) {
+    auto& rows = batch.rows[plan_.fact_table];
+    rows.resize(batch.size);
+    for (std::size_t i = 0; i < batch.size; ++i) rows[i] = static_cast<std::uint32_t>(begin + i);
+  }
+  BatchColumns leaves(q_, batch);
+  Evaluator evaluator(leaves, &source_);
+  for (const auto& f : plan_.scan_filters) batch.keep(evaluator.select(*f, all_positions(batch.size)));
+  times.seconds[0] += seconds_since(start);
+  times.rows_out[0] += batch.size;
+  for (std::size_t s = 0; s < plan_.joins.size() && batch.size > 0; ++s) {
+    start = Clock::now();
+    const JoinStep& step = plan_.joins[s];
+    const table::Column& probe = q_.tables[step.probe_table].table->columns[step.probe_column];
+    std::vector<std::uint32_t> positions, matches;
+    positions.reserve(batch.size);
+    matches.reserve(batch.size);
+    for (std::size_t i = 0; i < batch.size; ++i) {
+      for (std::uint32_t m = indexes_[s].first(probe, batch.rows[step.probe_table][i]); m != kNoRow; m = indexes_[s].next(m)) {
+        positions.push_back(static_cast<std::uint32_t>(i));
+        matches.push_back(m);
+      }
+    }
+    batch.keep(positions);
+    batch.rows[step.dimension] = std::move(matches);
+    for (const auto& f : step.filters) batch.keep(evaluator.select(*f, all_positions(batch.size)));
+    times.seconds[s + 1] += seconds_since(start);
+    times.rows_out[s + 1] += batch.size;
+  }
+  return batch;
+}
+
+Groups::Groups(const LogicalQuery& query, const SourceText& src, std::vector<std::vector<int>> grouping_sets,
+               std::size_t visible, std::uint64_t most_groups)
+    : q(query), source(src), sets(std::move(grouping_sets)), visible_sets(visible), max_groups(most_groups) {
+  per_set.resize(sets.size());
+  for (const auto& set : sets) {
+    std::vector<bool> in(q.group_keys.size(), false);
+    for (int k : set) in[k] = true;
+    in_set.push_back(in);
+  }
+  for (const auto& k : q.group_keys) keys.emplace_back(k->type);
+  for (const auto& a : q.aggregates) aggregates.emplace_back(a, source);
+}
+
+std::uint32_t Groups::find_or_add(std::size_t set, const std::string& key_bytes, const std::vector<ValueVector>& key_values,
+                                  std::size_t row) {
+  auto [it, inserted] = per_set[set].try_emplace(key_bytes, 0);
+  if (inserted) it->second = add(set, key_values, row);
+  return it->second;
+}
+
+std::uint32_t Groups::add(std::size_t set, const std::vector<ValueVector>& key_values, std::size_t row) {
+  if (set_of.size() >= max_groups) too_many(max_groups, "groups");
+  set_of.push_back(static_cast<std::uint32_t>(set));
+  for (std::size_t k = 0; k < keys.size(); ++k) {
+    if (in_set[set][k]) keys[k].push_from(key_values[k], row);
+    else keys[k].push_null();
+  }
+  for (auto& a : aggregates) a.add_group();
+  return static_cast<std::uint32_t>(set_of.size() - 1);
+}
+
+void Groups::use_perfect_hashes(const std::vector<PerfectHash>& hashes) {
+  perfect = hashes;
+  perfect_groups.resize(perfect.size());
+  for (std::size_t s = 0; s < perfect.size(); ++s) perfect_groups[s].assign(perfect[s].slots, kNoRow);
+}
+
+void Groups::consume(const Batch& batch, const Evaluator& rows, const std::vector<std::size_t>& fed) {
+  const std::size_t count = batch.size;
+  const std::vector<std::uint32_t> positions = all_positions(count);
+  std::vector<ValueVector> key_values, arguments;
+  // Sets with a perfect hash read the key columns' codes; their key values
+  // are needed only for a row that starts a group.
+  const bool all_perfect = std::all_of(fed.begin(), fed.end(), [&](std::size_t s) {
+    return s < perfect.size() && perfect[s].slots > 0;
+  });
+  if (!all_perfect) {
+    for (const auto& k : q.group_keys) key_values.push_back(rows.evaluate(*k, positions));
+  }
+  for (const auto& a : q.aggregates) arguments.push_back(a.argument ? rows.evaluate(*a.argument, positions) : ValueVector());
+  std::string key_bytes;
+  std::vector<std::uint64_t> slots;
+  for (std::size_t s : fed) {
+    if (s < perfect.size() && perfect[s].slots > 0) {
+      slots.assign(count, 0);
+      for (const auto& key : perfect[s].keys) {
+        const table::Column& c = q.tables[key.table].table->columns[key.column];
+        const std::vector<std::uint32_t>& table_rows = batch.rows[key.table];
+        for (std::size_t i = 0; i < count; ++i) {
+          const std::uint32_t r = table_rows[i];
+          if (c.is_null(r)) continue;  // NULL: value 0
+          std::int64_t v = c.type == table::ColumnType::Int64 ? c.int64s[r] - key.min
+                           : c.type == table::ColumnType::Date ? c.int32s[r] - key.min
+                                                                : c.int32s[r];
+          slots[i] += static_cast<std::uint64_t>(v + 1) * key.stride;
+        }
+      }
+      for (std::size_t i = 0; i < count; ++i) {
+        std::uint32_t& g = perfect_groups[s][slots[i]];
+        if (g == kNoRow) {
+          if (all_perfect) {
+            std::vector<ValueVector> one_row;
+            for (const auto& k : q.group_keys) one_row.push_back(rows.evaluate(*k, {static_cast<std::uint32_t>(i)}));
+            g = add(s, one_row, 0);
+          } else {
+            g = add(s, key_values, i);
+          }
+        }
+        for (std::size_t a = 0; a < aggregates.size(); ++a) aggregates[a].update(g, &arguments[a], i);
+      }
+      continue;
+    }
+    for (std::size_t i = 0; i < count; ++i) {
+      key_bytes.clear();
+      for (int k : sets[s]) append_key_bytes(key_values[k], i, key_bytes);
+      std::uint32_t g;
+      if (!ordered) {
+        g = find_or_add(s, key_bytes, key_values, i);
+      } else if (!set_of.empty() && key_bytes == last_key_) {
+        g = static_cast<std::uint32_t>(set_of.size() - 1);
+      } else {
+        g = add(s, key_values, i);
+        last_key_ = key_bytes;
+      }
+      for (std::size_t a = 0; a < aggregates.size(); ++a) aggregates[a].update(g, &arguments[a], i);
+    }
+  }
+}
+
+void Groups::merge_from(const Groups& other) {
+  std::string key_bytes;
+  for (std::uint32_t og = 0; og < other.set_of.size(); ++og) {
+    const std::size_t s = other.set_of[og];
+    key_bytes.clear();
+    for (int k : sets[s]) append_key_bytes(other.keys[k], og, key_bytes);
+    std::uint32_t g = find_or_add(s, key_bytes, other.keys, og);
+    for (std::size_t a = 0; a < aggregates.size(); ++a) aggregates[a].merge(g, other.aggregates[a], og);
+  }
+}
+
+std::vector<std::string> Groups::derive(std::vector<std::size_t> computed) {
+  std::vector<std::string> lines;
+  std::vector<std::size_t> group_count(sets.size(), 0);
+  for (std::uint32_t s : set_of) ++group_count[s];
+  std::vector<std::size_t> order(sets.size());
+  std::iota(order.begin(), order.end(), 0);
+  // Finer sets first, so that coarser ones find small parents.
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return sets[a].size() > sets[b].size(); });
+  for (std::size_t s : order) {
+    if (std::find(computed.begin(), computed.end(), s) != computed.end()) continue;
+    std::size_t parent = sets.size();
+    for (std::size_t c : computed) {
+      bool contains = std::all_of(sets[s].begin(), sets[s].end(), [&](int k) { return in_set[c][k]; });
+      if (contains && (parent == sets.size() || group_count[c] < group_count[parent])) parent = c;
+    }
+    std::vector<std::uint32_t> parent_groups;
+    for (std::uint32_t g = 0; g < set_of.size(); ++g) {
+      if (set_of[g] == parent) parent_groups.push_back(g);
+    }
+    std::string key_bytes;
+    for (std::uint32_t pg : parent_groups) {
+      key_bytes.clear();
+      for (int k : sets[s]) append_key_bytes(keys[k], pg, key_bytes);
+      std::uint32_t g = find_or_add(s, key_bytes, keys, pg);
+      for (auto& a : aggregates) a.merge(g, a, pg);
+    }
+    group_count[s] = per_set[s].size();
+    lines.push_back("set " + std::to_string(s + 1) + " (" + std::to_string(group_count[s]) + " groups) from set " +
+                    std::to_string(parent + 1) + " (" + std::to_string(parent_groups.size()) + " groups)");
+    computed.push_back(s);
+  }
+  return lines;
+}
+
+void Groups::finish() {
+  // The empty grouping set has its one row even over no rows.
+  for (std::size_t s = 0; s < visible_sets; ++s) {
+    if (sets[s].empty() && per_set[s].empty()) find_or_add(s, "", std::vector<ValueVector>(keys.size()), 0);
+  }
+  finals.clear();
+  for (const auto& a : aggregates) finals.push_back(a.finish());
+}
+
+std::vector<std::uint32_t> Groups::visible_groups() const {
+  std::vector<std::uint32_t> out;
+  out.reserve(set_of.size());
+  for (std::uint32_t g = 0; g < set_of.size(); ++g) {
+    if (set_of[g] < visible_sets) out.push_back(g);
+  }
+  return out;
+}
+
+namespace {
+
+class GroupColumns : public LeafSource {
+ public:
+  explicit GroupColumns(const Groups& g) : g_(g) {}
+  ValueVector leaf(const Expr& e, const std::vector<std::uint32_t>& positions) const override {
+    if (e.kind == ExprKind::Grouping) {
+      ValueVector out(SqlType::Int64);
+      for (std::uint32_t p : positions) {
+        std::int64_t bits = 0;
+        for (int k : e.keys) bits = (bits << 1) | (g_.in_set[g_.set_of[p]][k] ? 0 : 1);
+        out.push_int(bits);
+      }
+      return out;
+    }
+    const ValueVector& from = e.kind == ExprKind::GroupKey ? g_.keys[e.index] : g_.finals[e.index];
+    ValueVector out(from.type);
+    out.reserve(positions.size());
+    for (std::uint32_t p : positions) out.push_from(from, p);
+    return out;
+  }
+
+ private:
+  const Groups& g_;
+};
+
+}  // namespace
+
+QueryResult finish_groups(const LogicalQuery& q, const Groups& groups, const SourceText& source, std::uint64_t max_rows,
+                          std::vector<OperatorTiming> timings) {
+  GroupColumns leaves(groups);
+  Evaluator evaluator(leaves, &source);
+  std::vector<std::uint32_t> positions = groups.visible_groups();
+  if (q.having) {
+    Clock::time_point start = Clock::now();
+    positions = evaluator.select(*q.having, positions);
+    timings.push_back({"having", seconds_since(start), positions.size()});
+  }
+  Clock::time_point start = Clock::now();
+  std::vector<ValueVector> outputs, order_keys;
+  for (const auto& o : q.outputs) outputs.push_back(evaluator.evaluate(*o.expr, positions));
+  for (const auto& k : q.order_by) order_keys.push_back(evaluator.evaluate(*k.expr, positions));
+  timings.push_back({"project", seconds_since(start), positions.size()});
+  return finish_rows(q, std::move(outputs), std::move(order_keys), positions.size(), max_rows, std::move(timings));
+}
+
+QueryResult finish_rows(const LogicalQuery& q, std::vector<ValueVector> outputs, std::vector<ValueVector> order_keys,
+                        std::size_t rows, std::uint64_t max_rows, std::vector<OperatorTiming> timings) {
+  // ORDER BY: a stable sort of row numbers; then OFFSET and LIMIT.
+  std::vector<std::uint32_t> order = all_positions(rows);
+  if (!q.order_by.empty()) {
+    Clock::time_point start = Clock::now();
+    std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+      for (std::size_t k = 0; k < q.order_by.size(); ++k) {
+        const ValueVector& v = order_keys[k];
+        bool an = v.is_null(a), bn = v.is_null(b);
+        if (an || bn) {
+          if (an && bn) continue;
+          return an == q.order_by[k].nulls_first;
+        }
+        int c = compare_values(v, a, v, b);
+        if (c != 0) return q.order_by[k].descending ? c > 0 : c < 0;
+      }
+      return false;
+    });
+    timings.push_back({"sort", seconds_since(start), rows});
+  }
+  std::size_t first = std::min<std::size_t>(static_cast<std::size_t>(q.offset), order.size());
+  std::size_t last = q.limit ? std::min<std::size_t>(order.size(), first + static_cast<std::size_t>(*q.limit)) : order.size();
+  if (last - first > max_rows) too_many(max_rows, "result");
+  QueryResult result;
+  for (std::size_t o = 0; o < q.outputs.size(); ++o) {
+    ValueVector column(outputs[o].type);
+    column.reserve(last - first);
+    for (std::size_t i = first; i < last; ++i) column.push_from(outputs[o], order[i]);
+    result.names.push_back(q.outputs[o].name);
+    result.columns.push_back(std::move(column));
+  }
+  result.rows = last - first;
+  result.timings = std::move(timings);
+  return result;
+}
+
+}  // namespace gpuolap::sql::execution

@@ -1,0 +1,172 @@
+// The pieces both CPU engines run a plan with: batches of joined rows (the
+// scan, the filters, the dimension lookups), aggregate states that can be
+// merged, the groups of the grouping sets (fed from rows, merged from
+// another thread's, or derived from a finer set: the lattice), and the end
+// of a query (HAVING, the select list, ORDER BY, OFFSET/LIMIT).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "sql/expression.hpp"
+#include "sql/logical_query.hpp"
+#include "sql/plan.hpp"
+#include "sql/query_result.hpp"
+
+namespace gpuolap::sql::execution {
+
+constexpr std::size_t kBatchRows = 4096;
+constexpr std::uint32_t kNoRow = 0xFFFFFFFFu;
+
+// Rows of the joined tables: for each table of FROM joined so far, the row
+// of that table in each row of the batch.
+struct Batch {
+  std::vector<std::vector<std::uint32_t>> rows;
+  std::size_t size = 0;
+  void keep(const std::vector<std::uint32_t>& positions);
+};
+
+// The leaves of row expressions: the columns of the batch's tables.
+class BatchColumns : public LeafSource {
+ public:
+  BatchColumns(const LogicalQuery& q, const Batch& b) : q_(q), b_(b) {}
+  ValueVector leaf(const Expr& e, const std::vector<std::uint32_t>& positions) const override;
+
+ private:
+  const LogicalQuery& q_;
+  const Batch& b_;
+};
+
+// A dimension's key column, ready to be looked up: an array indexed by
+// key - min, or chains of rows per key in a hash table.
+class DimensionIndex {
+ public:
+  // Rows where `allowed` (when not empty) holds 0 are left out.
+  DimensionIndex(const table::Column& key, const JoinStep& step, const std::vector<std::uint8_t>& allowed);
+  // The first dimension row whose key equals row `r` of `probe` (same type), or kNoRow.
+  std::uint32_t first(const table::Column& probe, std::uint32_t r) const;
+  std::uint32_t next(std::uint32_t row) const { return method_ == JoinMethod::ArrayLookup ? kNoRow : next_[row]; }
+
+ private:
+  JoinMethod method_;
+  std::int64_t min_;
+  std::vector<std::uint32_t> slots_, next_;
+  std::unordered_map<std::int64_t, std::uint32_t> int_heads_;
+  std::unordered_map<std::string, std::uint32_t> bytes_heads_;
+};
+
+// Seconds and output rows of the operators of the row pipeline: the scan
+// (index 0), then each join.
+struct PipelineTimes {
+  std::vector<double> seconds;
+  std::vector<std::uint64_t> rows_out;
+  void add(const PipelineTimes& other);
+};
+
+// The scan, its filters and the joins of a plan, batch by batch. The
+// dimension indexes are built once; rows() may run on several threads.
+class JoinedRows {
+ public:
+  JoinedRows(const LogicalQuery& q, const PhysicalPlan& plan, const SourceText& source);
+  std::size_t fact_rows() const { return fact_rows_; }
+  // Rows [begin, end) of the fact table, filtered and joined.
+  Batch rows(std::size_t begin, std::size_t end, PipelineTimes& times) const;
+  PipelineTimes empty_times() const;
+  // The operators' names, in PipelineTimes' order.
+  std::vector<std::string> operator_names() const;
+  double index_seconds() const { return index_seconds_; }
+
+ private:
+  const LogicalQuery& q_;
+  const PhysicalPlan& plan_;
+  const SourceText& source_;
+  std::vector<DimensionIndex> indexes_;
+  std::size_t fact_rows_ = 0;
+  double index_seconds_ = 0;
+};
+
+// One aggregate's running state for every group.
+class AggregateState {
+ public:
+  AggregateState(const AggregateCall& call, const SourceText& source)
+      : call_(&call), source_(&source), best_(call.result_type) {}
+  void add_group();
+  void update(std::uint32_t g, const ValueVector* arg, std::size_t i);
+  // Folds group `og` of `other` (the same aggregate) into group `g`.
+  void merge(std::uint32_t g, const AggregateState& other, std::uint32_t og);
+  ValueVector finish() const;
+
+ private:
+  const AggregateCall* call_;
+  const SourceText* source_;
+  std::vector<std::int64_t> count_, int_sum_;
+  std::vector<double> double_sum_;
+  std::vector<__int128> wide_sum_;  // AVG of integers: exact, as PostgreSQL's numeric
+  ValueVector best_;
+  std::vector<std::unordered_set<std::string>> distinct_;
+};
+
+// The groups of the grouping sets: a hash table per set from the bytes of
+// its keys to a group; each group's key values (NULL where its set rolls
+// the key up) and aggregate states. `sets` may hold one set more than the
+// query's, hidden: the finest grouping, which the lattice aggregates from
+// the rows and derives the others from.
+struct Groups {
+  Groups(const LogicalQuery& q, const SourceText& source, std::vector<std::vector<int>> sets, std::size_t visible_sets,
+         std::uint64_t max_groups);
+
+  // Rows arrive sorted on the keys of the one set: a key equal to the
+  // last one's is its group; another starts a group (no hash table).
+  bool ordered = false;
+
+  // Per set, where it has one, a perfect hash of its keys (the plan's) and
+  // the group of each slot.
+  std::vector<PerfectHash> perfect;
+  std::vector<std::vector<std::uint32_t>> perfect_groups;
+  void use_perfect_hashes(const std::vector<PerfectHash>& hashes);
+
+  // Aggregates the batch's rows into the sets `fed`.
+  void consume(const Batch& batch, const Evaluator& rows, const std::vector<std::size_t>& fed);
+  // Folds another Groups of the same sets (a thread's) into this one.
+  void merge_from(const Groups& other);
+  // Fills every set not in `computed` from the smallest computed set that
+  // contains it; returns a line per derived set saying from which.
+  std::vector<std::string> derive(std::vector<std::size_t> computed);
+  // Adds the row of an empty grouping set over no rows; computes the finals.
+  void finish();
+  // The groups of the query's sets (not the hidden one), in order.
+  std::vector<std::uint32_t> visible_groups() const;
+
+  const LogicalQuery& q;
+  const SourceText& source;
+  std::vector<std::vector<int>> sets;
+  std::size_t visible_sets;
+  std::uint64_t max_groups;
+  std::vector<std::unordered_map<std::string, std::uint32_t>> per_set;
+  std::vector<std::vector<bool>> in_set;  // [set][key]
+  std::vector<std::uint32_t> set_of;
+  std::vector<ValueVector> keys;
+  std::vector<AggregateState> aggregates;
+  std::vector<ValueVector> finals;
+
+ private:
+  std::string last_key_;
+  std::uint32_t add(std::size_t set, const std::vector<ValueVector>& key_values, std::size_t row);
+  std::uint32_t find_or_add(std::size_t set, const std::string& key_bytes, const std::vector<ValueVector>& key_values,
+                            std::size_t row);
+};
+
+// HAVING, the select list, ORDER BY and OFFSET/LIMIT over the groups.
+QueryResult finish_groups(const LogicalQuery& q, const Groups& groups, const SourceText& source,
+                          std::uint64_t max_rows, std::vector<OperatorTiming> timings);
+// ORDER BY and OFFSET/LIMIT over projected rows.
+QueryResult finish_rows(const LogicalQuery& q, std::vector<ValueVector> outputs, std::vector<ValueVector> order_keys,
+                        std::size_t rows, std::uint64_t max_rows, std::vector<OperatorTiming> timings);
+
+[[noreturn]] void too_many(std::uint64_t limit, const char* what);
+
+}  // namespace gpuolap::sql::execution

@@ -1,0 +1,180 @@
+// PostgreSQL's semantics where they are easy to get wrong: NULL groups,
+// empty inputs, integer arithmetic, three-valued logic, joins that match
+// several rows or none; and the output formats.
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "sql/sql_tables.hpp"
+#include "support/input_error.hpp"
+
+namespace gpuolap::testing {
+namespace {
+
+sql::TablesInMemory sample() {
+  sql::TablesInMemory t;
+  t.add(make_table("f", {int_column("k", {1, std::nullopt, 1, std::nullopt, 2}), int_column("v", {7, 8, -3, std::nullopt, 2}),
+                         double_column("x", {0.1, 0.2, std::nullopt, 1e300, -0.0}),
+                         string_column("s", {"a,b", "say \"hi\"", "", std::nullopt, "plain"}),
+                         int_column("fk", {10, 20, 10, 99, 1000000})}));
+  // Keys repeat (10): a hash join that matches two rows.
+  t.add(make_table("d", {int_column("key", {10, 20, 10, 1000000}), string_column("label", {"ten", "twenty", "TEN", "big"})}));
+  t.add(make_table("empty", {int_column("a", {}), double_column("b", {})}));
+  return t;
+}
+
+TEST(SqlSemantics, NullIsAGroupOfItsOwn) {
+  auto t = sample();
+  EXPECT_EQ(csv_of(t, "SELECT k, count(*), sum(v) FROM f GROUP BY k ORDER BY k"), "k,count,sum\n1,2,4\n2,1,2\n,2,8\n");
+}
+
+TEST(SqlSemantics, AggregatesOverNoRows) {
+  auto t = sample();
+  EXPECT_EQ(csv_of(t, "SELECT count(*), count(a), sum(a), avg(b), min(a), max(b) FROM empty"),
+            "count,count,sum,avg,min,max\n0,0,,,,\n");
+  EXPECT_EQ(csv_of(t, "SELECT a, count(*) FROM empty GROUP BY a"), "a,count\n");
+  // The empty grouping set still has its row.
+  EXPECT_EQ(csv_of(t, "SELECT a, count(*) FROM empty GROUP BY ROLLUP (a)"), "a,count\n,0\n");
+  EXPECT_EQ(csv_of(t, "SELECT count(*) FROM f WHERE v > 100"), "count\n0\n");
+}
+
+TEST(SqlSemantics, IntegerAndMixedArithmetic) {
+  auto t = sample();
+  EXPECT_EQ(csv_of(t, "SELECT 7 / 2, -7 / 2, 7 % 3, -7 % 3, 7 / 2.0, 1 + 0.5, 2 * 3"),
+            "?column?,?column?,?column?,?column?,?column?,?column?,?column?\n3,-3,1,-1,3.5,1.5,6\n");
+  EXPECT_EQ(csv_of(t, "SELECT avg(v) FROM f WHERE k = 1"), "avg\n2\n");
+  EXPECT_EQ(csv_of(t, "SELECT avg(k) FROM f"), "avg\n1.3333333333333333\n");
+  EXPECT_NE(error_of([&] { csv_of(t, "SELECT 9223372036854775807 * 2"); }).find("bigint out of range"), std::string::npos);
+}
+
+TEST(SqlSemantics, IntegerSumOverflowIsAnError) {
+  sql::TablesInMemory t;
+  const std::int64_t big = std::numeric_limits<std::int64_t>::max() - 1;
+  t.add(make_table("big", {int_column("v", {big, 5})}));
+  EXPECT_NE(error_of([&] { csv_of(t, "SELECT sum(v) FROM big"); }).find("line 1, column 8: bigint out of range"),
+            std::string::npos);
+  EXPECT_EQ(csv_of(t, "SELECT avg(v) FROM big"), "avg\n4.6116860184273879e+18\n");
+}
+
+TEST(SqlSemantics, ThreeValuedLogic) {
+  auto t = sample();
+  // v is NULL in row 4: neither v > 0 nor NOT (v > 0) holds there.
+  EXPECT_EQ(csv_of(t, "SELECT count(*) FROM f WHERE v > 0"), "count\n3\n");
+  EXPECT_EQ(csv_of(t, "SELECT count(*) FROM f WHERE NOT (v > 0)"), "count\n1\n");
+  EXPECT_EQ(csv_of(t, "SELECT count(*) FROM f WHERE v > 0 OR v IS NULL"), "count\n4\n");
+  EXPECT_EQ(csv_of(t, "SELECT NULL AND false, NULL OR true, NULL AND true"), "?column?,?column?,?column?\nf,t,\n");
+  // AND stops where its result is known: no division by zero.
+  EXPECT_EQ(csv_of(t, "SELECT count(*) FROM f WHERE v <> 0 AND 10 / v > 1"), "count\n1\n");
+  EXPECT_EQ(csv_of(t, "SELECT CASE WHEN v = 0 THEN 0 ELSE 14 / v END AS q FROM f WHERE k = 1"), "q\n2\n-4\n");
+}
+
+TEST(SqlSemantics, JoinsMatchingSeveralRowsOrNone) {
+  auto t = sample();
+  // fk 10 matches two rows of d; 99 matches none; 1000000 is far from the
+  // other keys (a sparse key: a hash join).
+  EXPECT_EQ(csv_of(t, "SELECT v, label FROM f, d WHERE f.fk = d.key ORDER BY v, label"),
+            "v,label\n-3,TEN\n-3,ten\n2,big\n7,TEN\n7,ten\n8,twenty\n");
+  EXPECT_NE(csv_of(t, "EXPLAIN SELECT v FROM f, d WHERE f.fk = d.key").find("Join (hash) d on f.fk = d.key — hash: the keys "
+                                                                           "are sparse"),
+            std::string::npos);
+  t.add(make_table("dense", {int_column("key", {10, 11, 10}), string_column("label", {"a", "b", "c"})}));
+  EXPECT_NE(csv_of(t, "EXPLAIN SELECT v FROM f, dense WHERE f.fk = dense.key").find("hash: a key repeats (10)"),
+            std::string::npos);
+  EXPECT_EQ(csv_of(t, "SELECT count(*) FROM f, dense WHERE f.fk = dense.key"), "count\n4\n");
+}
+
+TEST(SqlSemantics, CsvOutput) {
+  auto t = sample();
+  EXPECT_EQ(csv_of(t, "SELECT s, x, v > 0 AS pos FROM f ORDER BY v NULLS FIRST"),
+            "s,x,pos\n,1.0000000000000001e+300,\n\"\",,f\nplain,-0,t\n\"a,b\",0.10000000000000001,t\n"
+            "\"say \"\"hi\"\"\",0.20000000000000001,t\n");
+}
+
+TEST(SqlSemantics, JsonAndTableOutput) {
+  auto t = sample();
+  sql::QueryResult r = sql::run(t, "SELECT k, s, x FROM f WHERE v = 7", {});
+  EXPECT_EQ(sql::format_result(r, sql::ResultFormat::Json),
+            "{\"columns\":[{\"name\":\"k\",\"type\":\"bigint\"},{\"name\":\"s\",\"type\":\"text\"},{\"name\":\"x\",\"type\":"
+            "\"double precision\"}],\"rows\":[[1,\"a,b\",0.1]]}\n");
+  EXPECT_EQ(sql::format_result(r, sql::ResultFormat::Table), " k | s   | x                  \n---+-----+---------------------\n"
+                                                            " 1 | a,b | 0.10000000000000001\n(1 row)\n");
+}
+
+}  // namespace
+}  // namespace gpuolap::testing
+
+namespace gpuolap::testing {
+namespace {
+
+// Every engine and way of computing grouping sets gives cpu-serial's
+// one-pass-per-set answer (rows sorted: their order is free).
+TEST(SqlEngines, AgreeWithCpuSerialPerSet) {
+  sql::TablesInMemory t;
+  std::vector<OptInt> a, b;
+  std::vector<OptString> s;
+  std::vector<OptDouble> x;
+  for (int i = 0; i < 20000; ++i) {
+    a.push_back(i % 7 == 0 ? OptInt() : OptInt(i % 5));
+    b.push_back(OptInt((i * 7919) % 13));
+    s.push_back(i % 11 == 0 ? OptString() : OptString("s" + std::to_string(i % 3)));
+    x.push_back(i % 17 == 0 ? OptDouble() : OptDouble(i * 0.25));  // quarters: sums exact in any order
+  }
+  t.add(make_table("r", {int_column("a", a), int_column("b", b), string_column("s", s), double_column("x", x)}));
+  const std::vector<std::string> queries = {
+      "SELECT a, b, s, count(*), sum(x), avg(b), min(s), max(x), count(DISTINCT b), GROUPING(a, b, s) FROM r "
+      "GROUP BY CUBE (a, b, s) ORDER BY 1, 2, 3, 10",
+      "SELECT a, s, sum(b) FROM r GROUP BY GROUPING SETS ((a), (s), (a, s), ()) HAVING count(*) > 100 ORDER BY 1, 2, 3",
+      "SELECT a, sum(x) FROM r WHERE b > 3 GROUP BY ROLLUP (a) ORDER BY 1",
+      "SELECT a, b, x FROM r WHERE s LIKE '%1' ORDER BY x DESC NULLS FIRST LIMIT 50",
+  };
+  for (const auto& q : queries) {
+    sql::SqlOptions oracle;
+    oracle.grouping_sets = sql::GroupingSetsMethod::PerSet;
+    const std::string expected = sql::format_result(sql::run(t, q, oracle), sql::ResultFormat::Csv);
+    for (auto engine : {sql::SqlEngine::CpuSerial, sql::SqlEngine::CpuParallel}) {
+      for (auto method : {sql::GroupingSetsMethod::PerSet, sql::GroupingSetsMethod::Lattice}) {
+        sql::SqlOptions options;
+        options.engine = engine;
+        options.grouping_sets = method;
+        EXPECT_EQ(sql::format_result(sql::run(t, q, options), sql::ResultFormat::Csv), expected) << q;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gpuolap::testing
+
+namespace gpuolap::testing {
+namespace {
+
+// A table stored sorted on the grouping keys is aggregated in order (no
+// hash table), with the answers of the hash aggregation.
+TEST(SqlEngines, OrderedAggregationOnSortedInput) {
+  std::vector<OptInt> k, v;
+  for (int i = 0; i < 30000; ++i) {
+    k.push_back(i < 500 ? OptInt() : OptInt(i / 7));  // NULLs first, as the stored order puts them
+    v.push_back(i % 5 == 0 ? OptInt() : OptInt(i % 100));
+  }
+  auto sorted = std::make_shared<table::Table>();
+  sorted->name = "s";
+  sorted->columns = {int_column("k", k), int_column("v", v)};
+  sorted->sort_order = {"k", "v"};
+  auto unsorted = std::make_shared<table::Table>(*sorted);
+  unsorted->sort_order.clear();
+  sql::TablesInMemory with_order, without_order;
+  with_order.add(sorted);
+  without_order.add(unsorted);
+  const std::string q = "SELECT k, count(*), sum(v), max(v) FROM s WHERE v IS NOT NULL OR k > 100 GROUP BY k ORDER BY k";
+  EXPECT_NE(csv_of(with_order, "EXPLAIN " + q).find("ordered: s is stored sorted by (k, v)"), std::string::npos);
+  EXPECT_NE(csv_of(without_order, "EXPLAIN " + q).find("not sorted on the grouping keys"), std::string::npos);
+  EXPECT_EQ(csv_of(without_order, "EXPLAIN SELECT v, count(*) FROM s GROUP BY v").find("ordered"), std::string::npos);
+  const std::string expected = csv_of(without_order, q);
+  EXPECT_EQ(csv_of(with_order, q), expected);
+  sql::SqlOptions parallel;
+  parallel.engine = sql::SqlEngine::CpuParallel;
+  EXPECT_EQ(sql::format_result(sql::run(with_order, q, parallel), sql::ResultFormat::Csv), expected);
+}
+
+}  // namespace
+}  // namespace gpuolap::testing
