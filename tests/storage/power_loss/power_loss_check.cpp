@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <spawn.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstring>
@@ -130,7 +131,11 @@ class CutChecker {
   // told `p`; else what is wrong. `lost`: acknowledged writes missing.
   std::string check(const Progress& p, uint64_t& lost) const {
     lost = 0;
-    if (!store_exists(store_)) return p.created ? "the store is gone" : "";
+    if (!store_exists(store_)) {
+      if (!p.created) return "";
+      lost = p.acknowledged;
+      return "the store is gone";
+    }
     const uint64_t low = p.acknowledged, high = p.created ? std::max(p.begun, p.acknowledged) : 0;
     uint64_t found = 0;
     std::string bad;
@@ -179,6 +184,13 @@ class CutChecker {
 };
 
 }  // namespace
+
+fs::path fast_temp_directory() {
+  const fs::path shm = "/dev/shm";
+  std::error_code ec;
+  if (fs::is_directory(shm, ec) && ::access(shm.c_str(), W_OK) == 0) return shm;
+  return fs::temp_directory_path();
+}
 
 CheckReport check_power_loss(const CheckOptions& o) {
   const auto started = std::chrono::steady_clock::now();

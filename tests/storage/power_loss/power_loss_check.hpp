@@ -38,6 +38,11 @@ struct CheckReport {
   double seconds = 0;
 };
 
+// Where the check's work directory should go: /dev/shm when there is one
+// (the writer's recovery fsyncs, which on a tmpfs cost nothing; the check
+// opens thousands of stores), else the temporary directory.
+std::filesystem::path fast_temp_directory();
+
 // Throws std::runtime_error when the workload fails or its trace is not
 // complete (the tree rebuilt from the whole trace differs from the real one).
 CheckReport check_power_loss(const CheckOptions& options);

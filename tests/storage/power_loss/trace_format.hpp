@@ -43,9 +43,9 @@ inline constexpr const char* kWatchedDirVariable = "POWER_LOSS_WATCH";  // the t
 inline constexpr const char* kTraceVariable = "POWER_LOSS_TRACE";       // where the trace goes
 inline constexpr const char* kMarksVariable = "POWER_LOSS_MARKS";       // writes to this file are marks
 // Syncs of one class the shim performs but leaves out of the trace, so that
-// the check sees a store without them: "directory-fsync" or "file-sync"
-// (fsync and fdatasync of files). The check's own test uses it to show that
-// a missing sync is caught.
+// the check sees a store without them: "directory-fsync", "file-fsync"
+// (fsync of a file) or "fdatasync" (how the log syncs its appends). The
+// check's own test uses it to show that a missing sync is caught.
 inline constexpr const char* kHideVariable = "POWER_LOSS_HIDE";
 
 }  // namespace gpuolap::power_loss

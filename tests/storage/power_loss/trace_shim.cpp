@@ -54,7 +54,8 @@ struct Shim {
   std::string watch;   // normalised, no trailing slash
   std::string marks;
   bool hide_directory_fsync = false;
-  bool hide_file_sync = false;
+  bool hide_file_fsync = false;
+  bool hide_fdatasync = false;
   int trace_fd = -1;
   pthread_mutex_t mutex = PTHREAD_MUTEX_INITIALIZER;
   std::array<FdRole, kMaxFd> role{};
@@ -140,9 +141,10 @@ __attribute__((constructor)) void start() {
   if (const char* hide = getenv(gpuolap::power_loss::kHideVariable)) {
     const std::string h = hide;
     s.hide_directory_fsync = h == "directory-fsync";
-    s.hide_file_sync = h == "file-sync";
-    if (!s.hide_directory_fsync && !s.hide_file_sync) {
-      fprintf(stderr, "power-loss shim: %s=%s: expected directory-fsync or file-sync\n",
+    s.hide_file_fsync = h == "file-fsync";
+    s.hide_fdatasync = h == "fdatasync";
+    if (!s.hide_directory_fsync && !s.hide_file_fsync && !s.hide_fdatasync) {
+      fprintf(stderr, "power-loss shim: %s=%s: expected directory-fsync, file-fsync or fdatasync\n",
               gpuolap::power_loss::kHideVariable, hide);
       abort();
     }
@@ -188,7 +190,10 @@ void wrote(int fd, int64_t offset, const void* data, ssize_t n) {
 void synced(int fd, EventKind kind) {
   Shim& s = shim();
   if (role_of(fd) != watched) return;
-  if (s.directory[fd] ? s.hide_directory_fsync : s.hide_file_sync) return;
+  const bool hidden = kind == EventKind::fdatasync ? s.hide_fdatasync
+                      : s.directory[fd]              ? s.hide_directory_fsync
+                                                     : s.hide_file_fsync;
+  if (hidden) return;
   Locked lock;
   record(kind, fd, 0, 0, "", "", nullptr, 0);
 }
