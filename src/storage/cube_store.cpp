@@ -16,7 +16,6 @@
 #include <cstring>
 #include <fstream>
 #include <memory>
-#include <vector>
 
 #include "fsync_directory.hpp"
 #include "gpuolap/error.hpp"
@@ -125,14 +124,8 @@ bool store_exists(const fs::path& dir) { return fs::exists(store_file(dir)); }
 
 void save_store(const fs::path& dir, const Schema& schema, const FactTable& facts,
                 const ProgressFn& progress) {
-  const bool created_dir = !fs::exists(dir);
-  // The directories this save creates, innermost first: each one's entry
-  // in its parent must reach the disk too, or a power cut after the save
-  // returned could take the whole store away.
-  std::vector<fs::path> created;
-  for (fs::path p = dir; !p.empty() && !fs::exists(p); p = p.parent_path()) created.push_back(p);
   std::error_code ec;
-  fs::create_directories(dir, ec);
+  const bool created_dir = create_directories_durably(dir, ec);
   if (ec) throw InputError(fmt::format("{}: cannot create directory: {}", dir.string(), ec.message()));
   const fs::path final_path = store_file(dir);
   fs::path temp_path;
@@ -157,7 +150,6 @@ void save_store(const fs::path& dir, const Schema& schema, const FactTable& fact
     out.finish();
     fs::rename(temp_path, final_path);
     fsync_directory(dir);
-    for (const fs::path& d : created) fsync_directory(d.has_parent_path() ? d.parent_path() : fs::path("."));
   } catch (...) {
     if (!temp_path.empty()) fs::remove(temp_path, ec);
     if (created_dir) fs::remove_all(dir, ec);
