@@ -1,5 +1,5 @@
 // The workload the power-loss check records (run under trace_shim): creates
-// a store as `gpuolap create` does, then writes through a DurableCube as the
+// a store as `gpuolap create` does (store lock, then save_store), then writes through a DurableCube as the
 // cube service does — a group of records appended, one sync, then each
 // applied and acknowledged — and checkpoints every so many records. Each
 // step it reports on the marks file, whose writes the shim puts into the
@@ -19,6 +19,7 @@
 
 #include "gpuolap/cube_store.hpp"
 #include "gpuolap/durable_cube.hpp"
+#include "gpuolap/store_lock.hpp"
 #include "workload.hpp"
 
 namespace {
@@ -50,8 +51,12 @@ int main(int argc, char** argv) {
   shape.checkpoint_every = std::stoull(argv[4]);
   shape.seed = std::stoull(argv[5]);
   try {
-    Cube start = power_loss::workload_cube();
-    save_store(dir, start.schema, start.facts);
+    {
+      // As run_create (gpuolap create): the lock first, which makes the directory.
+      Cube start = power_loss::workload_cube();
+      const StoreLock lock(dir);
+      save_store(dir, start.schema, start.facts);
+    }
     mark(marks, "created");
     DurableCube cube(dir);
     uint64_t since_checkpoint = 0;
