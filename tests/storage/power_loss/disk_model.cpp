@@ -224,19 +224,23 @@ std::string DiskModel::contents(const Inode& inode, DataView view) const {
       return inode.current;
     case DataView::torn:
     case DataView::zeros:
+    case DataView::reordered:
       break;
   }
-  size_t last_write = inode.unsynced.size();
-  for (size_t i = 0; i < inode.unsynced.size(); ++i)
-    if (!inode.unsynced[i].truncate) last_write = i;
+  size_t first_write = inode.unsynced.size(), last_write = inode.unsynced.size();
+  for (size_t i = 0; i < inode.unsynced.size(); ++i) {
+    if (inode.unsynced[i].truncate) continue;
+    if (first_write == inode.unsynced.size()) first_write = i;
+    last_write = i;
+  }
   std::string s = inode.durable;
   for (size_t i = 0; i < inode.unsynced.size(); ++i) {
     const DataOp& op = inode.unsynced[i];
     if (op.truncate)
       apply_data(s, true, op.offset, "");
-    else if (view == DataView::zeros)
+    else if (view == DataView::zeros || (view == DataView::reordered && i == first_write))
       apply_data(s, false, op.offset, std::string(op.bytes.size(), '\0'));
-    else if (i == last_write)
+    else if (view == DataView::torn && i == last_write)
       apply_data(s, false, op.offset, op.bytes.substr(0, op.bytes.size() / 2));
     else
       apply_data(s, false, op.offset, op.bytes);
@@ -284,6 +288,8 @@ std::vector<CrashState> DiskModel::crash_states() const {
     if (p == 0 || p == undurable) {
       add(kept + ", the last unsynced write of each file torn", tree(names, DataView::torn));
       add(kept + ", unsynced writes reached the disk as zeros", tree(names, DataView::zeros));
+      add(kept + ", unsynced writes reached the disk out of order (the first of each file not)",
+          tree(names, DataView::reordered));
     }
   }
   return states;

@@ -14,7 +14,9 @@
 // all), each with the files' unsynced bytes lost or kept, and with all
 // names applied, the last unsynced write of each file torn in its middle,
 // or every unsynced write reaching the disk as zeros (the size grew, the
-// data did not). Not every subset: a deterministic set of cuts that holds
+// data did not), or the writes reaching it out of order (the first
+// unsynced write of each file zeros, the later ones there: a disk's write
+// cache need not keep the order of writes nobody flushed). Not every subset: a deterministic set of cuts that holds
 // each way an unsynced operation can be lost.
 #include <cstdint>
 #include <deque>
@@ -92,7 +94,7 @@ class DiskModel {
     int inode;
     std::string path;  // as opened (relative)
   };
-  enum class DataView { durable, current, torn, zeros };
+  enum class DataView { durable, current, torn, zeros, reordered };
 
   std::string relative(const std::string& absolute) const;
   int new_inode(bool directory);
