@@ -11,6 +11,7 @@
 // with fopen for writing aborts the workload instead of going unrecorded.
 // The check also rebuilds the tree from the whole trace and compares it
 // with the real one, so any other unseen change fails it.
+#include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -163,7 +164,12 @@ void opened(int dirfd, const char* path, int flags, int fd) {
   const std::string p = absolute(dirfd, path);
   Shim& s = shim();
   const bool is_marks = !s.marks.empty() && p == s.marks;
-  if (!is_marks && !watched_path(p)) return;
+  if (!is_marks && !watched_path(p)) {
+    // The number may have been a watched file's, closed where the shim
+    // could not see it (closedir, fclose inside libc): it is not one now.
+    if (fd < kMaxFd) s.role[fd] = untracked;
+    return;
+  }
   if (fd >= kMaxFd) {
     fprintf(stderr, "power-loss shim: descriptor %d of %s is past what the shim tracks\n", fd, p.c_str());
     abort();
@@ -228,6 +234,14 @@ void refuse_stdio_write(const char* path, const char* mode) {
     fprintf(stderr, "power-loss shim: %s opened with stdio for writing; its writes could not be recorded\n", path);
     abort();
   }
+}
+
+// Before a descriptor is closed, by close or inside closedir or fclose.
+void closing(int fd) {
+  if (role_of(fd) == untracked) return;
+  Locked lock;
+  if (shim().role[fd] == watched) record(EventKind::close, fd, 0, 0, "", "", nullptr, 0);
+  shim().role[fd] = untracked;
 }
 
 }  // namespace
@@ -354,12 +368,22 @@ FILE* freopen(const char* path, const char* mode, FILE* stream) {
 
 int close(int fd) {
   REAL(close);
-  if (role_of(fd) != untracked) {
-    Locked lock;
-    if (shim().role[fd] == watched) record(EventKind::close, fd, 0, 0, "", "", nullptr, 0);
-    shim().role[fd] = untracked;
-  }
+  closing(fd);
   return real_close(fd);
+}
+
+// std::filesystem's directory iterators open a directory with openat and
+// close it with closedir, whose close the shim does not see otherwise.
+int closedir(DIR* dir) {
+  REAL(closedir);
+  if (dir) closing(dirfd(dir));
+  return real_closedir(dir);
+}
+
+int fclose(FILE* file) {
+  REAL(fclose);
+  if (file) closing(fileno(file));
+  return real_fclose(file);
 }
 
 ssize_t write(int fd, const void* data, size_t n) {
