@@ -53,8 +53,13 @@ std::vector<Event> read_trace(const fs::path& trace) {
   return events;
 }
 
-DiskModel::DiskModel(std::string root) : root_(std::move(root)) {
+DiskModel::DiskModel(std::string root, const Tree& initial) : root_(std::move(root)) {
   new_inode(true);  // inode 0: the root, durable and never renamed
+  for (const auto& [path, entry] : initial) {
+    const int inode = new_inode(entry.directory);
+    inodes_[inode].durable = inodes_[inode].current = entry.contents;
+    names_[path] = durable_base_[path] = inode;
+  }
 }
 
 std::string DiskModel::relative(const std::string& absolute) const {

@@ -55,8 +55,9 @@ struct CrashState {
 
 class DiskModel {
  public:
-  // `root`: the watched directory, which exists (durably) before the trace starts.
-  explicit DiskModel(std::string root);
+  // `root`: the watched directory, which exists (durably) before the trace
+  // starts, holding `initial`, durable too.
+  explicit DiskModel(std::string root, const Tree& initial = {});
 
   // Applies one event; throws std::runtime_error for one the model cannot
   // follow (a file it never saw created: the trace missed an operation).

@@ -5,7 +5,8 @@
 // and opens the store in it as a reader does (`gpuolap query`/`info`:
 // load_cube_with_log, the default recovery) and as a writer does
 // (DurableCube, which repairs the log), then once more as a reader after
-// that repair. Each opening must succeed and hold exactly the cube after
+// that repair. A crash state that needed repairing is then recovered by the
+// workload under the shim, written to, and every cut of that checked alike. Each opening must succeed and hold exactly the cube after
 // every acknowledged write and possibly some of the writes in flight
 // (appended, not yet acknowledged), each whole — nothing else.
 #include <cstdint>
@@ -24,6 +25,11 @@ struct CheckOptions {
   std::filesystem::path shim;      // the LD_PRELOAD library
   std::filesystem::path workload;  // power_loss_workload
   bool writer_recovery = true;     // open as a writer too, then as a reader after its repair
+  // Of the crash states whose opening as a writer repaired the store (a
+  // bad tail cut, a stale log replaced), every this many (0: none) is
+  // recovered under the shim and written to again, and every cut of that
+  // checked too: a power cut during or after a repair.
+  uint64_t recovery_every = 25;
 };
 
 struct CheckReport {
@@ -32,6 +38,9 @@ struct CheckReport {
   uint64_t crash_states = 0;          // distinct trees opened, over all cut points
   uint64_t acknowledged = 0;          // writes acknowledged by the end
   uint64_t checkpoints = 0;
+  uint64_t recovery_runs = 0;         // crash states recovered and written to under the shim
+  uint64_t recovery_cut_points = 0;   // cut points of those runs
+  uint64_t recovery_crash_states = 0;
   uint64_t failed_states = 0;         // trees where a check failed
   uint64_t acknowledged_lost = 0;     // the most acknowledged writes missing from one tree
   std::vector<std::string> failures;  // the first few, in words

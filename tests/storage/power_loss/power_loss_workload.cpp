@@ -8,7 +8,11 @@
 //   begin N      record N is about to be appended
 //   ack N        record N is durable and acknowledged
 //   checkpoint   a checkpoint starts
-// Usage: power_loss_workload STORE_DIR MARKS_FILE WRITES CHECKPOINT_EVERY SEED
+// Given AFTER, it creates nothing: STORE_DIR is a store left by a power cut
+// that holds the cube after write AFTER; it opens it as a writer (which
+// repairs it) and goes on with writes AFTER+1 to AFTER+WRITES, so that a
+// cut during or after that repair is checked too.
+// Usage: power_loss_workload STORE_DIR MARKS_FILE WRITES CHECKPOINT_EVERY SEED [AFTER]
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <unistd.h>
@@ -36,8 +40,8 @@ void mark(int fd, const std::string& line) {
 
 int main(int argc, char** argv) {
   using namespace gpuolap;
-  if (argc != 6) {
-    std::fprintf(stderr, "usage: %s STORE_DIR MARKS_FILE WRITES CHECKPOINT_EVERY SEED\n", argv[0]);
+  if (argc != 6 && argc != 7) {
+    std::fprintf(stderr, "usage: %s STORE_DIR MARKS_FILE WRITES CHECKPOINT_EVERY SEED [AFTER]\n", argv[0]);
     return 2;
   }
   const std::filesystem::path dir = argv[1];
@@ -50,18 +54,20 @@ int main(int argc, char** argv) {
   shape.writes = std::stoull(argv[3]);
   shape.checkpoint_every = std::stoull(argv[4]);
   shape.seed = std::stoull(argv[5]);
+  const bool recovering = argc == 7;
+  const uint64_t first = recovering ? std::stoull(argv[6]) + 1 : 1, last_write = first + shape.writes - 1;
   try {
-    {
+    if (!recovering) {
       // As run_create (gpuolap create): the lock first, which makes the directory.
       Cube start = power_loss::workload_cube();
       const StoreLock lock(dir);
       save_store(dir, start.schema, start.facts);
+      mark(marks, "created");
     }
-    mark(marks, "created");
     DurableCube cube(dir);
     uint64_t since_checkpoint = 0;
-    for (uint64_t n = 1; n <= shape.writes;) {
-      const uint64_t last = std::min(shape.writes, n + power_loss::group_size(shape.seed, n) - 1);
+    for (uint64_t n = first; n <= last_write;) {
+      const uint64_t last = std::min(last_write, n + power_loss::group_size(shape.seed, n) - 1);
       std::vector<LogRecord> group;
       for (uint64_t i = n; i <= last; ++i) {
         group.push_back(power_loss::workload_record(cube.schema(), shape.seed, i));
