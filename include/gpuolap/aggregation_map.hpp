@@ -43,8 +43,6 @@ class AggregationMap {
   // Multiplier of a position of dimension d in a target number.
   uint64_t stride(size_t d) const { return strides_[d]; }
   uint64_t target_count() const { return target_count_; }
-  // Positions of a target number, one per dimension.
-  std::vector<uint32_t> positions(uint64_t target) const;
   // Targets a cell key reaches: the product of its bases' list lengths (0
   // for a cell outside the area).
   uint64_t fan_out(uint64_t key) const {

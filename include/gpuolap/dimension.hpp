@@ -2,6 +2,7 @@
 // A dimension: elements with dense ids in schema order. Base elements are
 // leaves; consolidated elements have weighted children, which may be
 // consolidated themselves and may be shared (a DAG, never a cycle).
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -61,10 +62,13 @@ class Dimension {
   const std::vector<ElementId>& parents(ElementId e) const { return parents_[e]; }
 
   // The weight of every base element under `e` whose weight is non-zero:
-  // 1 for e itself if base, else the sum over children c of
-  // weight(e,c) * weight of b under c. Sorted by base id. Computed once per
-  // element and kept (a dimension never changes after build; every area
-  // query asks again for the same totals), safe to call from many threads.
+  // 1 for e itself if base, else the sum over children c, in schema order,
+  // of weight(e,c) * weight of b under c. Sorted by base id. Computed
+  // children first, once per element, and kept with the totals of every
+  // element below it (a dimension never changes after build; every area
+  // query asks again for the same totals), so a list of all the elements of
+  // a deep hierarchy costs what its answer holds, not a walk per element;
+  // the same value whatever was asked before. Safe to call from many threads.
   const std::vector<std::pair<BaseId, double>>& base_weights(ElementId e) const;
 
  private:
@@ -80,14 +84,22 @@ class Dimension {
   std::vector<BaseId> base_ids_;
   std::vector<ElementId> base_elements_;
   std::vector<std::vector<ElementId>> parents_;
-  std::vector<uint32_t> topological_rank_;  // position in an order with every parent before its children
   int depth_ = 1;
 
-  std::vector<std::pair<BaseId, double>> compute_base_weights(ElementId e) const;
-  // base_weights' results; copies of a dimension share them.
+  // An InputError naming the first element (children first) with a base
+  // whose weight overflows a double: refused when the schema is built, not
+  // when a query first asks for it.
+  void refuse_overflowing_weights(const std::vector<ElementId>& parents_first, const std::string& where) const;
+  // Fills the cache for e and every element below it not yet there.
+  void compute_base_weights(ElementId e) const;
+  // base_weights' results; copies of a dimension share them. An element's
+  // weights are written once, under `mutex`, before its `ready` is set.
   struct BaseWeightsCache {
-    explicit BaseWeightsCache(size_t n) : once(new std::once_flag[n]), weights(n) {}
-    std::unique_ptr<std::once_flag[]> once;
+    explicit BaseWeightsCache(size_t n) : ready(new std::atomic<bool>[n]), weights(n) {
+      for (size_t i = 0; i < n; ++i) ready[i].store(false, std::memory_order_relaxed);
+    }
+    std::mutex mutex;
+    std::unique_ptr<std::atomic<bool>[]> ready;
     std::vector<std::vector<std::pair<BaseId, double>>> weights;
   };
   std::shared_ptr<BaseWeightsCache> base_weights_cache_;

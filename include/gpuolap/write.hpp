@@ -2,7 +2,9 @@
 // The unit of a write: rows written in one mode, and a record of batches
 // applied together. The write-ahead log stores records; apply_record applies
 // one to a fact store (as the write that logged it did, and as replay does).
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "gpuolap/fact_store.hpp"
@@ -28,5 +30,19 @@ struct LogRecord {
 
 // Applies a record's batches to a store, as the write that logged it did.
 void apply_record(FactStore& store, const LogRecord& record);
+
+// Where applying a record would first leave a cell infinite — an add that
+// overflows a double, which no cell may hold.
+struct WriteOverflow {
+  size_t batch = 0;    // in record.batches
+  size_t row = 0;      // in that batch
+  size_t measure = 0;  // index into the schema's measures
+  uint64_t key = 0;
+};
+// The first overflow of `record` over `store`, its cells followed through
+// every earlier row of the record; nullopt when it has none (a record
+// without an add never has one). The live write path (the CLI, the server)
+// and the log's replay both ask, so they refuse the same records.
+std::optional<WriteOverflow> first_overflow(const FactStore& store, const LogRecord& record);
 
 }  // namespace gpuolap

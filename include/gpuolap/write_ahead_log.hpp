@@ -53,6 +53,13 @@ struct LogContents {
   // of a group that started after the bad one); 0 for a torn tail (a crash
   // mid-append, or a group commit that reached the disk in part).
   uint64_t records_after_problem = 0;
+
+  // Whether the log follows an older snapshot than the one with
+  // `snapshot_checksum` (a checkpoint cut short after its rename): its
+  // records are in the snapshot already and are never replayed.
+  bool is_stale(uint64_t snapshot_checksum) const {
+    return exists && valid_bytes > 0 && base_checksum != snapshot_checksum;
+  }
 };
 
 std::filesystem::path log_file(const std::filesystem::path& dir);

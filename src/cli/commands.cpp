@@ -9,7 +9,6 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
-#include <unordered_map>
 
 #include "gpuolap/aggregation_map.hpp"
 #include "gpuolap/cube_store.hpp"
@@ -132,25 +131,13 @@ namespace {
 
 // No cell may hold an infinity (the facts reader refuses them): refuses an
 // add whose running sum overflows a double, naming the row where it does.
-void check_adds_stay_finite(const Schema& schema, const FactTable& table, const FactRows& rows, const std::string& where) {
-  std::unordered_map<uint64_t, std::vector<double>> sums;
-  for (size_t i = 0; i < rows.size(); ++i) {
-    auto [it, fresh] = sums.try_emplace(rows.keys[i]);
-    std::vector<double>& sum = it->second;
-    if (fresh) {
-      sum.assign(rows.present.size(), 0.0);
-      if (const size_t at = table.find(rows.keys[i]); at != table.size())
-        for (size_t m = 0; m < sum.size(); ++m)
-          if (has_value(table.values(m)[at])) sum[m] = table.values(m)[at];
-    }
-    for (size_t m = 0; m < sum.size(); ++m) {
-      if (!rows.present[m] || !has_value(rows.values[m][i])) continue;
-      sum[m] += rows.values[m][i];
-      if (!std::isfinite(sum[m]))
-        throw InputError(fmt::format("{}: line {}: adding {} to {} overflows a double", where, rows.lines[i],
-                                     rows.values[m][i], schema.measures()[m]));
-    }
-  }
+void check_adds_stay_finite(const Schema& schema, const FactStore& store, const LogRecord& record,
+                            const std::vector<uint64_t>& lines, const std::string& where) {
+  const auto overflow = first_overflow(store, record);
+  if (!overflow) return;
+  const WriteBatch& batch = record.batches[overflow->batch];
+  throw InputError(fmt::format("{}: line {}: adding {} to {} overflows a double", where, lines[overflow->row],
+                               batch.values[overflow->measure][overflow->row], schema.measures()[overflow->measure]));
 }
 
 }  // namespace
@@ -177,7 +164,6 @@ int run_write(const WriteOptions& o) {
     return read_facts_csv(cube->schema(), o.facts, mode != WriteMode::remove, progress.callback());
   }();
   if (mode == WriteMode::set) check_unique_cells(rows, o.facts);
-  if (mode == WriteMode::add) check_adds_stay_finite(cube->schema(), cube->store().table(), rows, o.facts);
 
   const size_t before = cube->store().table().size();
   LogRecord record;
@@ -188,6 +174,7 @@ int run_write(const WriteOptions& o) {
   batch.values.resize(batch.present.size());
   for (size_t m = 0; m < batch.present.size(); ++m)
     if (batch.present[m]) batch.values[m] = std::move(rows.values[m]);
+  check_adds_stay_finite(cube->schema(), cube->store(), record, rows.lines, o.facts);
   cube->append(record);
   cube->sync();
   apply_record(cube->store(), record);
@@ -282,7 +269,7 @@ int run_check(const CheckOptions& o) {
     std::cout << fmt::format("log: {}: none (opening starts an empty one)\n", where);
     return 0;
   }
-  if (log.valid_bytes > 0 && log.base_checksum != checksum) {
+  if (log.is_stale(checksum)) {
     std::cout << fmt::format("log: {}: follows an older snapshot (a checkpoint was cut short); its {} records are "
                              "already in the snapshot and are not replayed\n",
                              where, log.records.size());

@@ -16,20 +16,36 @@
 namespace {
 
 // A typed knob from its name: an unknown name is refused while the command
-// line is parsed, listing the valid ones.
-template <class Knob>
-void add_knob(CLI::App* app, const std::string& flag, std::optional<Knob>& knob, const std::string& help) {
+// line is parsed, listing the valid ones. A knob the engine may choose
+// (std::optional) also takes "auto"; one with a fixed default does not.
+template <class Parse>
+void add_named_option(CLI::App* app, const std::string& flag, Parse parse, const std::string& help,
+                      const std::string& names, const std::string& default_name) {
   app->add_option_function<std::string>(
          flag,
-         [&knob, flag](const std::string& name) {
+         [parse, flag](const std::string& name) {
            try {
-             knob = gpuolap::parse_auto_knob<Knob>(name, flag);
+             parse(name, flag);
            } catch (const gpuolap::InputError& e) {
              throw CLI::ValidationError(e.what());
            }
          },
-         help + " (" + gpuolap::knob_names<Knob>(true) + ")")
-      ->default_str("auto");
+         help + " (" + names + ")")
+      ->default_str(default_name);
+}
+
+template <class Knob>
+void add_knob(CLI::App* app, const std::string& flag, std::optional<Knob>& knob, const std::string& help) {
+  add_named_option(
+      app, flag, [&knob](const std::string& name, const std::string& where) { knob = gpuolap::parse_auto_knob<Knob>(name, where); },
+      help, gpuolap::knob_names<Knob>(true), "auto");
+}
+
+template <class Knob>
+void add_knob(CLI::App* app, const std::string& flag, Knob& knob, const std::string& help) {
+  add_named_option(
+      app, flag, [&knob](const std::string& name, const std::string& where) { knob = gpuolap::parse_knob<Knob>(name, where); },
+      help, gpuolap::knob_names<Knob>(false), std::string(gpuolap::knob_name(knob)));
 }
 
 // The gpu engine's knobs, on every command that runs engines.
@@ -44,17 +60,7 @@ void add_gpu_options(CLI::App* app, gpuolap::GpuOptions& o) {
   add_knob(app, "--kernel", o.kernel,
            "gpu: kernel over the facts: source (a thread per cell), work-list (a thread per (cell, target) pair), "
            "cdp (parents launch child grids) or hybrid (children only for uneven pages)");
-  app->add_option_function<std::string>(
-         "--child-grid",
-         [&o](const std::string& name) {
-           try {
-             o.child_grid = parse_knob<ChildGrid>(name, "--child-grid");
-           } catch (const InputError& e) {
-             throw CLI::ValidationError(e.what());
-           }
-         },
-         "gpu-cdp: dynamic (a child grid sized to its pairs) or fixed (one block)")
-      ->default_str("dynamic");
+  add_knob(app, "--child-grid", o.child_grid, "gpu-cdp: a child grid sized to its pairs, or one block");
   app->add_option("--sync-every", o.sync_every,
                   "gpu-cdp: let parents wait for their children every k pages (a tail launch), bounding D and the "
                   "pending launches; 0: never")

@@ -96,8 +96,6 @@ Dimension Dimension::build(std::string name, const std::vector<ElementSpec>& spe
   }
 
   const std::vector<ElementId> order = topological_order(dim.elements_, dim.parents_, where);
-  dim.topological_rank_.resize(order.size());
-  for (uint32_t r = 0; r < order.size(); ++r) dim.topological_rank_[order[r]] = r;
 
   dim.base_ids_.assign(specs.size(), kNotBase);
   for (ElementId e = 0; e < specs.size(); ++e) {
@@ -115,7 +113,29 @@ Dimension Dimension::build(std::string name, const std::vector<ElementSpec>& spe
   }
   dim.depth_ = *std::max_element(levels.begin(), levels.end());
   dim.base_weights_cache_ = std::make_shared<BaseWeightsCache>(dim.elements_.size());
+  dim.refuse_overflowing_weights(order, where);
   return dim;
+}
+
+void Dimension::refuse_overflowing_weights(const std::vector<ElementId>& parents_first,
+                                           const std::string& where) const {
+  // bound(e) = sum over children c of |weight(e,c)| * bound(c), 1 for a base,
+  // bounds every base weight under e, in one pass over the edges. Only where
+  // the bound is not finite are e's weights computed, to tell a real
+  // overflow from a bound that cancellations keep below it.
+  std::vector<double> bound(elements_.size(), 1.0);
+  for (auto it = parents_first.rbegin(); it != parents_first.rend(); ++it) {
+    const Element& element = elements_[*it];
+    if (element.is_base()) continue;
+    double sum = 0.0;
+    for (const Child& c : element.children) sum += std::abs(c.weight) * bound[c.element];
+    bound[*it] = sum;
+    if (std::isfinite(sum)) continue;
+    for (const auto& [b, w] : base_weights(*it))
+      if (!std::isfinite(w))
+        throw InputError(fmt::format("{}: the weight of '{}' under '{}' overflows to {} (a product of weights on its paths)",
+                                     where, elements_[base_elements_[b]].name, element.name, w));
+  }
 }
 
 std::optional<ElementId> Dimension::find(std::string_view element_name) const {
@@ -132,34 +152,55 @@ int Dimension::key_bits() const {
 
 const std::vector<std::pair<BaseId, double>>& Dimension::base_weights(ElementId e) const {
   BaseWeightsCache& cache = *base_weights_cache_;
-  std::call_once(cache.once[e], [&] { cache.weights[e] = compute_base_weights(e); });
+  if (!cache.ready[e].load(std::memory_order_acquire)) {
+    std::lock_guard lock(cache.mutex);
+    if (!cache.ready[e].load(std::memory_order_relaxed)) compute_base_weights(e);
+  }
   return cache.weights[e];
 }
 
-std::vector<std::pair<BaseId, double>> Dimension::compute_base_weights(ElementId e) const {
-  if (elements_[e].is_base()) return {{base_ids_[e], 1.0}};
-
-  // Collect the descendants of e, then push weights down in topological
-  // order: each element's accumulated weight is final before it is expanded.
-  // Work and memory are proportional to e's subtree, not the dimension.
-  std::unordered_map<ElementId, double> weight{{e, 1.0}};
-  std::vector<ElementId> reached{e};
-  for (size_t i = 0; i < reached.size(); ++i)
-    for (const Child& c : elements_[reached[i]].children)
-      if (weight.emplace(c.element, 0.0).second) reached.push_back(c.element);
-  std::sort(reached.begin(), reached.end(),
-            [&](ElementId a, ElementId b) { return topological_rank_[a] < topological_rank_[b]; });
-  std::vector<std::pair<BaseId, double>> out;
-  for (ElementId x : reached) {
-    const double wx = weight[x];
-    if (elements_[x].is_base()) {
-      if (wx != 0.0) out.emplace_back(base_ids_[x], wx);
+void Dimension::compute_base_weights(ElementId e) const {
+  BaseWeightsCache& cache = *base_weights_cache_;
+  // Depth-first, children before parents, without recursion (a hierarchy
+  // may be thousands of levels deep). An element is computed from its
+  // children's kept totals: a chain of n levels costs n steps, where a walk
+  // of each element's subtree cost n^2/2.
+  struct Frame {
+    ElementId element;
+    size_t next_child;
+  };
+  std::vector<Frame> stack{{e, 0}};
+  std::vector<std::pair<BaseId, double>> terms;
+  while (!stack.empty()) {
+    Frame& top = stack.back();
+    const Element& element = elements_[top.element];
+    if (top.next_child < element.children.size()) {
+      const ElementId child = element.children[top.next_child++].element;
+      if (!cache.ready[child].load(std::memory_order_relaxed)) stack.push_back({child, 0});
       continue;
     }
-    for (const Child& c : elements_[x].children) weight[c.element] += c.weight * wx;
+    std::vector<std::pair<BaseId, double>> weights;
+    if (element.is_base()) {
+      weights.emplace_back(base_ids_[top.element], 1.0);
+    } else {
+      // Every child's terms, then the terms of one base summed in child
+      // order (a stable sort), so the sum never depends on what ran before.
+      terms.clear();
+      for (const Child& c : element.children)
+        for (const auto& [b, w] : cache.weights[c.element]) terms.emplace_back(b, c.weight * w);
+      std::stable_sort(terms.begin(), terms.end(),
+                       [](const auto& x, const auto& y) { return x.first < y.first; });
+      for (size_t i = 0; i < terms.size();) {
+        const BaseId b = terms[i].first;
+        double sum = 0.0;
+        for (; i < terms.size() && terms[i].first == b; ++i) sum += terms[i].second;
+        if (sum != 0.0) weights.emplace_back(b, sum);
+      }
+    }
+    cache.weights[top.element] = std::move(weights);
+    cache.ready[top.element].store(true, std::memory_order_release);
+    stack.pop_back();
   }
-  std::sort(out.begin(), out.end());
-  return out;
 }
 
 }  // namespace gpuolap

@@ -8,6 +8,10 @@ void lay_over(Overlay& overlay, const CellReader& reader, const LogRecord& recor
   std::vector<double> row(measures, kNoValue);
   for (const WriteBatch& b : record.batches) {
     for (size_t i = 0; i < b.size(); ++i) {
+      if (b.mode == WriteMode::remove) {  // the cell's values do not matter: no need to read them
+        overlay[b.keys[i]] = std::nullopt;
+        continue;
+      }
       for (size_t m = 0; m < measures; ++m)
         if (b.present[m]) row[m] = b.values[m][i];
       std::vector<double> cell = reader.cell(b.keys[i]).value_or(std::vector<double>(measures, kNoValue));

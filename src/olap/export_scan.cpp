@@ -107,7 +107,7 @@ ExportPage ExportScan::aggregated_page(const std::optional<CellPath>& after, uin
   }
   return fill_page(schema_, start, result_.targets.size(), block_size, [&](size_t i) -> std::optional<ExportedCell> {
     if (!condition(result_.values[i])) return std::nullopt;
-    const std::vector<uint32_t> positions = map_->positions(result_.targets[i]);
+    const std::vector<uint32_t> positions = target_positions(query_, result_.targets[i]);
     std::vector<ElementId> path(positions.size());
     for (size_t d = 0; d < positions.size(); ++d) path[d] = query_.area[d][positions[d]];
     return ExportedCell{std::move(path), result_.values[i]};

@@ -116,8 +116,8 @@ std::optional<double> cell_value(CubeService& service, const FactTable& facts, c
   return r.values[0];
 }
 
-json cell_answer(const Schema& schema, const AreaQuery& q, const AggregationMap& map, const AreaResult& r, size_t i) {
-  const std::vector<uint32_t> pos = map.positions(r.targets[i]);
+json cell_answer(const Schema& schema, const AreaQuery& q, const AreaResult& r, size_t i) {
+  const std::vector<uint32_t> pos = target_positions(q, r.targets[i]);
   json path = json::array();
   for (size_t d = 0; d < pos.size(); ++d) path.push_back(schema.dimension(d).element(q.area[d][pos[d]]).name);
   return json{{"path", std::move(path)}, {"value", number(r.values[i], q.aggregate)}};
@@ -291,7 +291,7 @@ json CubeApi::area(const json& request) const {
   const auto facts = service_.snapshot();
   const AreaResult r = service_.run(*facts, map, q);
   json cells = json::array();
-  for (size_t i = 0; i < r.targets.size(); ++i) cells.push_back(cell_answer(schema, q, map, r, i));
+  for (size_t i = 0; i < r.targets.size(); ++i) cells.push_back(cell_answer(schema, q, r, i));
   json dims = json::array();
   for (const Dimension& d : schema.dimensions()) dims.push_back(d.name());
   return json{{"dimensions", std::move(dims)},       {"measure", schema.measures()[q.measure]},

@@ -7,11 +7,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
-#include <cmath>
 #include <fstream>
-#include <map>
 
-#include "gpuolap/cell_write.hpp"
 #include "gpuolap/error.hpp"
 #include "new_file.hpp"
 
@@ -66,14 +63,10 @@ void keep_bad_tail(const fs::path& dir, const fs::path& log, uint64_t from, bool
   throw InputError(fmt::format("{}: cannot find a free name for the discarded records", log.string()));
 }
 
-bool stale(const LogContents& log, uint64_t snapshot_checksum) {
-  return log.exists && log.valid_bytes > 0 && log.base_checksum != snapshot_checksum;
-}
-
 std::string describe(const LogContents& log, uint64_t snapshot_checksum) {
   if (!log.exists) return "";
   // A stale log is not replayed at all, whatever its tail looks like.
-  if (stale(log, snapshot_checksum))
+  if (log.is_stale(snapshot_checksum))
     return fmt::format("the log predates the snapshot (a checkpoint was cut short); its {} records are already in the snapshot",
                        log.records.size());
   if (log.problem.empty()) return "";
@@ -88,7 +81,7 @@ std::string describe(const LogContents& log, uint64_t snapshot_checksum) {
 // if the log is cut there: refused unless the operator said to discard them.
 void refuse_lost_records(const fs::path& dir, const LogContents& log, uint64_t snapshot_checksum,
                          LogRecovery recovery) {
-  if (recovery == LogRecovery::discard_after_corruption || stale(log, snapshot_checksum) ||
+  if (recovery == LogRecovery::discard_after_corruption || log.is_stale(snapshot_checksum) ||
       log.records_after_problem == 0)
     return;
   throw InputError(fmt::format(
@@ -98,40 +91,15 @@ void refuse_lost_records(const fs::path& dir, const LogContents& log, uint64_t s
       log_file(dir).string(), log.problem, log.records_after_problem, dir.string()));
 }
 
-// Why applying `record` to `store` would leave a cell infinite (an add that
-// overflows a double, which a live write refuses), or "". Only records with
-// an add can; their cells are followed through every batch of the record.
-std::string overflow_of(const FactStore& store, const LogRecord& record) {
-  if (std::none_of(record.batches.begin(), record.batches.end(),
-                   [](const WriteBatch& b) { return b.mode == WriteMode::add; }))
-    return "";
-  std::map<uint64_t, std::vector<double>> cells;  // as the record's earlier rows leave them
-  for (const WriteBatch& b : record.batches) {
-    std::vector<double> row(b.present.size(), kNoValue);
-    for (size_t i = 0; i < b.size(); ++i) {
-      const uint64_t key = b.keys[i];
-      auto it = cells.find(key);
-      if (it == cells.end())
-        it = cells.emplace(key, store.current(key).value_or(std::vector<double>(b.present.size(), kNoValue))).first;
-      for (size_t m = 0; m < row.size(); ++m)
-        if (b.present[m]) row[m] = b.values[m][i];
-      write_cell(b.mode, it->second, row, b.present);
-      for (size_t m = 0; m < it->second.size(); ++m)
-        if (std::isinf(it->second[m]))
-          return fmt::format("an add makes measure {} of cell key {:#x} overflow a double", m + 1, key);
-    }
-  }
-  return "";
-}
-
 // Applies the log's records in order, each checked first as a live write
 // is: a record that would overflow a cell is corrupt, and reading stops
 // there, as at any corrupt record (the records after it count as whole
 // records that follow the problem).
 void replay(FactStore& store, LogContents& log) {
   for (size_t r = 0; r < log.records.size(); ++r) {
-    if (const std::string bad = overflow_of(store, log.records[r]); !bad.empty()) {
-      log.problem = fmt::format("record {} at byte {} is corrupt: {}", r + 1, log.record_starts[r], bad);
+    if (const auto overflow = first_overflow(store, log.records[r])) {
+      log.problem = fmt::format("record {} at byte {} is corrupt: an add makes measure {} of cell key {:#x} overflow a double",
+                                r + 1, log.record_starts[r], overflow->measure + 1, overflow->key);
       log.records_after_problem += log.records.size() - r - 1;
       log.valid_bytes = log.record_starts[r];
       log.records.resize(r);
@@ -159,7 +127,7 @@ DurableCube::DurableCube(const fs::path& dir, const ProgressFn& progress, const 
       store_(snapshot_.schema.codec(), std::move(snapshot_.facts)) {
   const fs::path path = log_file(dir);
   LogContents log = read_log(path, snapshot_.schema);
-  const bool replayable = log.exists && !stale(log, snapshot_checksum_) && log.valid_bytes > 0;
+  const bool replayable = log.exists && !log.is_stale(snapshot_checksum_) && log.valid_bytes > 0;
   if (replayable) replay(store_, log);  // in memory only: a refusal below leaves the store as it was
   refuse_lost_records(dir, log, snapshot_checksum_, recovery);
   // A checkpoint cut short leaves its temporary files; under the lock no one else is writing them.
@@ -209,7 +177,7 @@ uint64_t DurableCube::append(LogRecord& record) {
 
 LogContents check_log(const fs::path& dir, const Schema& schema, FactTable facts, uint64_t snapshot_checksum) {
   LogContents log = read_log(log_file(dir), schema);
-  if (stale(log, snapshot_checksum) || log.records.empty()) return log;
+  if (log.is_stale(snapshot_checksum) || log.records.empty()) return log;
   FactStore store(schema.codec(), std::move(facts));
   replay(store, log);
   return log;
@@ -224,7 +192,7 @@ Cube load_cube_with_log(const fs::path& dir, const ProgressFn& progress,
     Cube cube = load_store(dir, progress);
     LogContents log = read_log(log_file(dir), cube.schema);
     if (store_checksum(dir) != before && attempt < 10) continue;
-    if (!stale(log, before) && !log.records.empty()) {
+    if (!log.is_stale(before) && !log.records.empty()) {
       FactStore store(cube.schema.codec(), std::move(cube.facts));
       replay(store, log);
       cube.facts = store.table();
