@@ -6,11 +6,21 @@
 // recognised and never applied twice. Reading stops at the first record that
 // is torn or fails its checksum: what follows is reported, never applied.
 //
+// Records appended together before one sync (a group commit) can reach the
+// disk in any order when the power is cut before the sync: a later record
+// whole, an earlier one not. None of them was acknowledged, so that is a
+// torn tail, not corruption. Each record says how many records were
+// appended after the last sync and before it (its place in its group):
+// whole records after a bad one prove it was acknowledged, and hide
+// acknowledged writes, only when their group started after it.
+//
 // File layout (little-endian):
 //   header (32 bytes): magic "GPUOLAPL", u32 version, u32 zero,
 //                      u64 checksum of the snapshot it follows, u64 XXH3-64 of the 24 bytes before
-//   records: u32 payload bytes, u32 kind (1 = write), u64 sequence (1, 2, ...),
-//            payload, u64 XXH3-64 of the record's header and payload
+//   records: u32 payload bytes, u16 kind (1 = write), u16 records appended
+//            since the last sync before this one (at most 65535; always 0 in
+//            a version 1 log), u64 sequence (1, 2, ...), payload,
+//            u64 XXH3-64 of the record's header and payload
 //   payload of a write: u32 batch count, then per batch:
 //            u8 mode (0 set, 1 add, 2 delete), u32 measure count,
 //            one u8 per measure (1: the batch names it), u64 row count n,
@@ -25,7 +35,9 @@
 
 namespace gpuolap {
 
-inline constexpr uint32_t kLogVersion = 1;
+// The version new logs are written in. Version 1 (records without their
+// place in a group: read as each its own group) is read too.
+inline constexpr uint32_t kLogVersion = 2;
 
 // What reading a log found.
 struct LogContents {
@@ -37,8 +49,9 @@ struct LogContents {
   uint64_t file_bytes = 0;
   std::string problem;              // why reading stopped before the end ("" when it did not)
   // Whole records with good checksums after the point where reading
-  // stopped: 0 for a torn tail (a crash mid-append), more when corruption
-  // inside the log hides acknowledged writes behind it.
+  // stopped, when they prove that it hides acknowledged writes (a record
+  // of a group that started after the bad one); 0 for a torn tail (a crash
+  // mid-append, or a group commit that reached the disk in part).
   uint64_t records_after_problem = 0;
 
   // Whether the log follows an older snapshot than the one with
@@ -80,6 +93,8 @@ class WriteAheadLog {
   int fd_ = -1;
   uint64_t bytes_ = 0;
   uint64_t next_sequence_ = 1;
+  uint32_t version_ = kLogVersion;  // of the file's header: a version 1 log gets version 1 records
+  uint64_t unsynced_ = 0;           // records appended since the last sync
 };
 
 }  // namespace gpuolap

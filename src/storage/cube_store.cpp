@@ -124,9 +124,8 @@ bool store_exists(const fs::path& dir) { return fs::exists(store_file(dir)); }
 
 void save_store(const fs::path& dir, const Schema& schema, const FactTable& facts,
                 const ProgressFn& progress) {
-  const bool created_dir = !fs::exists(dir);
   std::error_code ec;
-  fs::create_directories(dir, ec);
+  const bool created_dir = create_directories_durably(dir, ec);
   if (ec) throw InputError(fmt::format("{}: cannot create directory: {}", dir.string(), ec.message()));
   const fs::path final_path = store_file(dir);
   fs::path temp_path;

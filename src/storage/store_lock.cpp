@@ -8,6 +8,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "fsync_directory.hpp"
 #include "gpuolap/error.hpp"
 
 namespace gpuolap {
@@ -16,8 +17,7 @@ namespace fs = std::filesystem;
 
 StoreLock::StoreLock(const fs::path& dir, const std::function<void()>& on_busy) {
   std::error_code ec;
-  created_ = !fs::exists(dir);
-  fs::create_directories(dir, ec);
+  created_ = create_directories_durably(dir, ec);
   if (ec) throw InputError(fmt::format("{}: cannot create directory: {}", dir.string(), ec.message()));
   fd_ = ::open((dir / "lock").c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
   if (fd_ < 0) throw InputError(fmt::format("{}: cannot open the lock file: {}", dir.string(), std::strerror(errno)));

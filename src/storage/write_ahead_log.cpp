@@ -28,6 +28,13 @@ constexpr size_t kRecordHeaderBytes = 16;
 constexpr uint32_t kWriteRecord = 1;
 // A record larger than this is taken for a corrupt length field.
 constexpr uint64_t kMaxRecordBytes = uint64_t{1} << 34;
+// A record's place in its group commit, capped: a record further on claims a
+// group that started later than it did, which only ever makes opening refuse.
+constexpr uint64_t kMostGroupPlace = 0xFFFF;
+
+// A record's kind and its place in its group commit share one u32 field.
+uint32_t record_kind(uint32_t field) { return field & 0xFFFF; }
+uint64_t group_place(uint32_t field) { return field >> 16; }
 
 template <typename T>
 void put(std::string& out, T v) {
@@ -118,15 +125,25 @@ std::string decode_payload(const char* data, size_t size, const Schema& schema, 
   return "";
 }
 
+struct WholeRecords {
+  uint64_t found = 0;
+  // Of those, records whose group commit started after `after` + 1: that
+  // record had been synced, so acknowledged, before they were written.
+  uint64_t proving = 0;
+};
+
 // Write records that start at or after `from` and match their checksums,
 // found by trying every byte offset (a corrupt length hides where the next
 // record starts): they tell corruption inside the log from a torn tail. A
 // candidate is hashed only when its kind is a write and its sequence number
 // could follow `after` in the bytes left (a record takes at least 28 bytes),
 // so that the bytes of a record's rows rarely pass for a header of gigabytes.
-uint64_t whole_records_after(const std::string& bytes, size_t from, uint64_t after) {
+// `unacknowledged_from`: the lowest sequence a group that a record found
+// belongs to may start at without proving the records before it acknowledged
+// (0: every record found proves it, as after a corrupt header).
+WholeRecords whole_records_after(const std::string& bytes, size_t from, uint64_t after, uint64_t unacknowledged_from) {
   constexpr uint64_t kSmallestRecord = kRecordHeaderBytes + 4 + 8;
-  uint64_t found = 0;
+  WholeRecords whole;
   for (size_t at = from; at + kRecordHeaderBytes + 8 <= bytes.size();) {
     uint32_t length, kind;
     uint64_t sequence;
@@ -135,18 +152,19 @@ uint64_t whole_records_after(const std::string& bytes, size_t from, uint64_t aft
     std::memcpy(&sequence, bytes.data() + at + 8, 8);
     const uint64_t left = bytes.size() - at;
     const uint64_t total = kRecordHeaderBytes + uint64_t{length} + 8;
-    const bool plausible = kind == kWriteRecord && total <= left && sequence > after &&
-                           sequence - after <= (bytes.size() - from) / kSmallestRecord + 1;
+    const bool plausible = record_kind(kind) == kWriteRecord && group_place(kind) < sequence && total <= left &&
+                           sequence > after && sequence - after <= (bytes.size() - from) / kSmallestRecord + 1;
     uint64_t checksum = 0;
     if (plausible) std::memcpy(&checksum, bytes.data() + at + total - 8, 8);
     if (plausible && XXH3_64bits(bytes.data() + at, total - 8) == checksum) {
-      ++found;
+      ++whole.found;
+      whole.proving += sequence - group_place(kind) > unacknowledged_from;
       at += total;
     } else {
       ++at;
     }
   }
-  return found;
+  return whole;
 }
 
 std::string header_bytes(uint64_t base_checksum) {
@@ -192,21 +210,26 @@ LogContents read_log(const fs::path& path, const Schema& schema) {
     log.problem = fmt::format("the log header is torn or corrupt ({} bytes)", bytes.size());
     // A header is written whole before any record (a temporary file, renamed):
     // records after a bad one are corruption, not a crash.
-    log.records_after_problem = whole_records_after(bytes, std::min(bytes.size(), kHeaderBytes), 0);
+    log.records_after_problem = whole_records_after(bytes, std::min(bytes.size(), kHeaderBytes), 0, 0).found;
     return log;
   }
   uint32_t version;
   std::memcpy(&version, bytes.data() + 8, 4);
-  if (version != kLogVersion)
-    throw InputError(fmt::format("{}: log version {}; this gpuolap reads version {}", path.string(), version, kLogVersion));
+  if (version < 1 || version > kLogVersion)
+    throw InputError(fmt::format("{}: log version {}; this gpuolap reads versions 1 to {}", path.string(), version,
+                                 kLogVersion));
   std::memcpy(&log.base_checksum, bytes.data() + 16, 8);
 
   size_t at = kHeaderBytes;
   uint64_t expected_sequence = 1;
+  // Whether reading stopped at bytes a power cut can leave (a record torn
+  // or failing its checksum), rather than at a whole record that is wrong.
+  bool cut_short = false;
   while (at < bytes.size()) {
     const std::string where = fmt::format("record {} at byte {}", expected_sequence, at);
     if (bytes.size() - at < kRecordHeaderBytes + 8) {
       log.problem = fmt::format("{} is torn: {} bytes, shorter than a record", where, bytes.size() - at);
+      cut_short = true;
       break;
     }
     uint32_t length, kind;
@@ -217,15 +240,19 @@ LogContents read_log(const fs::path& path, const Schema& schema) {
     const uint64_t total = kRecordHeaderBytes + uint64_t{length} + 8;
     if (total > kMaxRecordBytes || total > bytes.size() - at) {
       log.problem = fmt::format("{} is torn: it announces {} bytes, {} are left", where, total, bytes.size() - at);
+      cut_short = true;
       break;
     }
     uint64_t checksum;
     std::memcpy(&checksum, bytes.data() + at + total - 8, 8);
     if (XXH3_64bits(bytes.data() + at, total - 8) != checksum) {
       log.problem = fmt::format("{} fails its checksum", where);
+      cut_short = true;
       break;
     }
-    if (kind != kWriteRecord || sequence != expected_sequence) {
+    const bool kind_fits = version == 1 ? kind == kWriteRecord
+                                        : record_kind(kind) == kWriteRecord && group_place(kind) < sequence;
+    if (!kind_fits || sequence != expected_sequence) {
       log.problem = fmt::format("{} is corrupt: kind {}, sequence {}", where, kind, sequence);
       break;
     }
@@ -241,7 +268,17 @@ LogContents read_log(const fs::path& path, const Schema& schema) {
     ++expected_sequence;
   }
   log.valid_bytes = log.problem.empty() ? bytes.size() : at;
-  if (!log.problem.empty()) log.records_after_problem = whole_records_after(bytes, at + 1, expected_sequence - 1);
+  if (!log.problem.empty()) {
+    const WholeRecords whole =
+        whole_records_after(bytes, at + 1, expected_sequence - 1, cut_short ? expected_sequence : 0);
+    if (whole.proving > 0)
+      log.records_after_problem = whole.found;
+    else if (whole.found > 0)
+      log.problem += fmt::format(
+          "; the {} whole records after it were appended with it before one sync (a group commit cut short by a "
+          "crash: a torn tail)",
+          whole.found);
+  }
   return log;
 }
 
@@ -264,7 +301,7 @@ void WriteAheadLog::create(const fs::path& path, uint64_t base_checksum) {
 
 WriteAheadLog::WriteAheadLog(const fs::path& path, uint64_t valid_bytes, uint64_t next_sequence)
     : path_(path), bytes_(valid_bytes), next_sequence_(next_sequence) {
-  fd_ = ::open(path.c_str(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC);  // never through a link
+  fd_ = ::open(path.c_str(), O_RDWR | O_NOFOLLOW | O_CLOEXEC);  // never through a link; read: its version
   if (fd_ < 0) fail(path, "open");
   struct stat st{};
   if (::fstat(fd_, &st) != 0) fail(path, "stat");
@@ -273,6 +310,7 @@ WriteAheadLog::WriteAheadLog(const fs::path& path, uint64_t valid_bytes, uint64_
     if (::fsync(fd_) != 0) fail(path, "fsync");
   }
   if (::lseek(fd_, static_cast<off_t>(valid_bytes), SEEK_SET) < 0) fail(path, "seek");
+  if (::pread(fd_, &version_, sizeof version_, 8) != sizeof version_) fail(path, "read the version of");
 }
 
 WriteAheadLog::~WriteAheadLog() {
@@ -286,7 +324,8 @@ uint64_t WriteAheadLog::append(LogRecord& record) {
   std::string out;
   out.reserve(kRecordHeaderBytes + payload.size() + 8);
   put<uint32_t>(out, static_cast<uint32_t>(payload.size()));
-  put<uint32_t>(out, kWriteRecord);
+  const uint64_t place = version_ == 1 ? 0 : std::min(unsynced_, kMostGroupPlace);
+  put<uint32_t>(out, kWriteRecord | static_cast<uint32_t>(place << 16));
   put<uint64_t>(out, record.sequence);
   out += payload;
   put<uint64_t>(out, XXH3_64bits(out.data(), out.size()));
@@ -298,11 +337,13 @@ uint64_t WriteAheadLog::append(LogRecord& record) {
     throw;
   }
   bytes_ += out.size();
+  ++unsynced_;
   return next_sequence_++;
 }
 
 void WriteAheadLog::sync() {
   if (::fdatasync(fd_) != 0) fail(path_, "fdatasync");
+  unsynced_ = 0;
 }
 
 }  // namespace gpuolap
