@@ -9,50 +9,17 @@
 #include <fstream>
 #include <sstream>
 
-#include "support/test_path.hpp"
+#include "support/command_test.hpp"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Outcome {
-  int status;
-  std::string out, err;
-};
+using ::gpuolap::testing::Outcome;
 
-class Cli : public ::testing::Test {
+class Cli : public ::gpuolap::testing::CommandTest {
  protected:
-  void SetUp() override {
-    dir_ = ::gpuolap::testing::fresh_test_path("cli_test");
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  Outcome run(const std::string& args) {
-    const std::string out = (dir_ / "stdout").string(), err = (dir_ / "stderr").string();
-    const std::string cmd = std::string(GPUOLAP_BINARY) + " " + args + " >" + out + " 2>" + err + " </dev/null";
-    const int raw = std::system(cmd.c_str());
-    return Outcome{WIFEXITED(raw) ? WEXITSTATUS(raw) : -1, slurp(out), slurp(err)};
-  }
-  static std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    return {std::istreambuf_iterator<char>(in), {}};
-  }
-  std::string file(const std::string& name, const std::string& text) {
-    const fs::path p = dir_ / name;
-    std::ofstream(p, std::ios::binary) << text;
-    return p.string();
-  }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
-  // A bad-input run: exit 2, and stderr holds every fragment.
-  void expect_input_error(const std::string& args, const std::vector<std::string>& fragments) {
-    const Outcome r = run(args);
-    EXPECT_EQ(r.status, 2) << args << "\n" << r.err;
-    for (const auto& f : fragments) EXPECT_NE(r.err.find(f), std::string::npos) << args << "\nwant: " << f << "\ngot: " << r.err;
-  }
-
-  fs::path dir_;
+  Cli() : CommandTest("cli_test") {}
 };
 
 const char* kSchema = R"({"name": "Shop", "dimensions": [
