@@ -14,7 +14,6 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/string.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http.hpp>
 #include <optional>
 
@@ -108,7 +107,8 @@ namespace {
 class Connection : public std::enable_shared_from_this<Connection> {
  public:
   using Server = HttpTransport::Server;
-  Connection(Server& server, tcp::socket socket) : server_(server), stream_(std::move(socket)) {}
+  Connection(Server& server, tcp::socket socket)
+      : server_(server), socket_(std::move(socket)), deadline_(socket_.get_executor()) {}
   ~Connection() { server_.connection_closed(); }
 
   void start() { wait_for_request(); }
@@ -116,12 +116,28 @@ class Connection : public std::enable_shared_from_this<Connection> {
  private:
   const TransportOptions& options() const { return server_.options(); }
 
+  // Each wait on the client (a request's arrival, an answer's taking) has a
+  // deadline; when it passes, the socket's operations are cancelled, and
+  // the connection can still say why (Beast's tcp_stream would close it).
+  void arm(std::chrono::steady_clock::duration timeout) {
+    timed_out_ = false;
+    deadline_.expires_after(timeout);  // cancels the wait of the deadline before
+    deadline_.async_wait([weak = weak_from_this()](error_code ec) {
+      if (ec) return;
+      if (const auto self = weak.lock()) {
+        self->timed_out_ = true;
+        error_code ignored;
+        self->socket_.cancel(ignored);
+      }
+    });
+  }
+
   // A kept-alive connection may wait idle_timeout for its next request's
   // first byte; the request's own deadline starts there.
   void wait_for_request() {
     if (buffer_.size() > 0) return read_header();
-    stream_.expires_after(options().idle_timeout);
-    stream_.async_read_some(buffer_.prepare(4096), [self = shared_from_this()](error_code ec, size_t n) {
+    arm(options().idle_timeout);
+    socket_.async_read_some(buffer_.prepare(4096), [self = shared_from_this()](error_code ec, size_t n) {
       if (ec) return self->close();
       self->buffer_.commit(n);
       self->read_header();
@@ -135,8 +151,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     // say how large it was. (Not boost::none: Beast 1.74 compares a length
     // with the empty optional as larger.)
     parser_->body_limit(std::numeric_limits<uint64_t>::max());
-    stream_.expires_after(options().request_timeout);
-    http::async_read_header(stream_, buffer_, *parser_,
+    arm(options().request_timeout);
+    http::async_read_header(socket_, buffer_, *parser_,
                             [self = shared_from_this()](error_code ec, size_t) { self->on_header(ec); });
   }
 
@@ -161,7 +177,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     parser_->body_limit(limit);  // for a chunked body, whose size comes only as it is read
     if (beast::iequals(request[http::field::expect], "100-continue") && !parser_->is_done()) {
       static constexpr std::string_view kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
-      return asio::async_write(stream_, asio::buffer(kContinue.data(), kContinue.size()),
+      return asio::async_write(socket_, asio::buffer(kContinue.data(), kContinue.size()),
                                [self = shared_from_this()](error_code ec, size_t) {
                                  if (ec) return self->close();
                                  self->read_body();
@@ -170,9 +186,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
     read_body();
   }
 
-  // Under the deadline that the header's read started.
+  // Under the deadline that the header's read started (which may have
+  // passed with nothing left to cancel).
   void read_body() {
-    http::async_read(stream_, buffer_, *parser_, [self = shared_from_this()](error_code ec, size_t) {
+    if (timed_out_) return refuse_unread(asio::error::operation_aborted);
+    http::async_read(socket_, buffer_, *parser_, [self = shared_from_this()](error_code ec, size_t) {
       if (ec) return self->refuse_unread(ec);
       self->dispatch();
     });
@@ -191,11 +209,11 @@ class Connection : public std::enable_shared_from_this<Connection> {
     request.body = std::move(message.body());
     const bool keep_alive = message.keep_alive();
     const unsigned version = message.version();
-    stream_.expires_never();
+    deadline_.cancel();
     asio::post(server_.workers(), [self = shared_from_this(), request = std::move(request), keep_alive, version] {
       HttpResponse response = self->server_.answer(request);
       const bool head = request.method == "HEAD";
-      asio::post(self->stream_.get_executor(), [self, response = std::move(response), keep_alive, version, head]() mutable {
+      asio::post(self->socket_.get_executor(), [self, response = std::move(response), keep_alive, version, head]() mutable {
         self->send(std::move(response), keep_alive, version, head);
       });
     });
@@ -212,8 +230,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     response_.content_length(length);
     const bool close = answer.close || !keep_alive;
     response_.keep_alive(!close);
-    stream_.expires_after(options().request_timeout);
-    http::async_write(stream_, response_, [self = shared_from_this(), close](error_code ec, size_t) {
+    arm(options().request_timeout);
+    http::async_write(socket_, response_, [self = shared_from_this(), close](error_code ec, size_t) {
       if (ec) return self->close();
       if (close) return self->linger();
       self->wait_for_request();
@@ -229,7 +247,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // A read that failed: say why, unless there is no one to tell.
   void refuse_unread(error_code ec) {
     if (ec == http::error::end_of_stream && !parser_->got_some()) return close();  // closed between requests
-    if (ec == beast::error::timeout)
+    if (timed_out_)
       return refuse(error_response(408, "request_timeout",
                                    fmt::format("the request did not arrive whole within {} (--request-timeout)",
                                                seconds_text(options().request_timeout))));
@@ -267,12 +285,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // shut, and what the client still sends is read and dropped for a moment.
   void linger() {
     error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ignored);
-    stream_.expires_after(kLingerTime);
+    socket_.shutdown(tcp::socket::shutdown_send, ignored);
+    arm(kLingerTime);
     drain();
   }
   void drain() {
-    stream_.async_read_some(asio::buffer(drain_buffer_), [self = shared_from_this()](error_code ec, size_t) {
+    socket_.async_read_some(asio::buffer(drain_buffer_), [self = shared_from_this()](error_code ec, size_t) {
       if (ec) return self->close();
       self->drain();
     });
@@ -280,12 +298,15 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
   void close() {
     error_code ignored;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
-    stream_.close();
+    deadline_.cancel();
+    socket_.shutdown(tcp::socket::shutdown_both, ignored);
+    socket_.close(ignored);
   }
 
   Server& server_;
-  beast::tcp_stream stream_;
+  tcp::socket socket_;
+  asio::steady_timer deadline_;
+  bool timed_out_ = false;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::string_body> response_;  // kept while it is written
