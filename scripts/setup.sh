@@ -8,7 +8,7 @@ packages=(
   build-essential cmake ninja-build pkg-config
   nlohmann-json3-dev libcli11-dev libtbb-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev libxxhash-dev
-  libcpp-httplib-dev libpg-query-dev python3-pip
+  libboost-dev zlib1g-dev libbrotli-dev libcpp-httplib-dev libpg-query-dev python3-pip
 )
 
 missing=()

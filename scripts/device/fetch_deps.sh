@@ -8,5 +8,6 @@ mkdir -p .deps/debs
 cd .deps/debs
 apt-get download nlohmann-json3-dev libcli11-dev libtbb-dev libtbb12 libtbbmalloc2 libtbbbind-2-5 \
   libfmt-dev libfmt9 libxxhash-dev libxxhash0 libgtest-dev \
-  libcpp-httplib-dev libcpp-httplib0.11 libpg-query-dev libssl-dev libssl3 zlib1g-dev zlib1g libbrotli-dev libbrotli1 2>&1 | grep -v '^W: Download is performed unsandboxed' || true
+  libcpp-httplib-dev libcpp-httplib0.11 libpg-query-dev libssl-dev libssl3 zlib1g-dev zlib1g libbrotli-dev libbrotli1 \
+  libboost1.74-dev 2>&1 | grep -v '^W: Download is performed unsandboxed' || true
 ls

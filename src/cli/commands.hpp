@@ -94,6 +94,9 @@ struct ServeOptions {
   std::string cube, host = "127.0.0.1", engine = "auto", token_file;
   int port = 7777;
   int threads = 64;
+  double request_timeout_s = 10;
+  double idle_timeout_s = 5;
+  int max_connections = 4096;
   uint64_t max_cells = 1000000;
   uint64_t max_body_bytes = uint64_t{64} << 20;
   uint64_t checkpoint_bytes = uint64_t{64} << 20;

@@ -227,7 +227,17 @@ int main(int argc, char** argv) {
   sv->add_option("--port", serve.port, "Port to listen on; 0 picks a free one")->capture_default_str()->check(CLI::Range(0, 65535));
   sv->add_option("--engine", serve.engine, "Engine: " + engine_list())->capture_default_str();
   sv->add_option("--token-file", serve.token_file, "File holding the bearer token that writes must carry");
-  sv->add_option("--threads", serve.threads, "Connections served at once")->capture_default_str()->check(CLI::Range(1, 4096));
+  sv->add_option("--threads", serve.threads, "Requests answered at once (worker threads)")->capture_default_str()->check(CLI::Range(1, 4096));
+  sv->add_option("--max-connections", serve.max_connections, "Connections open at once; past it, new ones get a 503")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1000000));
+  sv->add_option("--request-timeout", serve.request_timeout_s,
+                 "Seconds a request may take to arrive whole, from its first byte (and an answer to be taken)")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 86400.0));
+  sv->add_option("--idle-timeout", serve.idle_timeout_s, "Seconds a kept-alive connection may wait for its next request")
+      ->capture_default_str()
+      ->check(CLI::Range(0.001, 86400.0));
   sv->add_option("--max-cells", serve.max_cells, "Most target cells of an area, base-cell writes of one write")->capture_default_str();
   sv->add_option("--max-body-bytes", serve.max_body_bytes, "Largest request body")->capture_default_str();
   sv->add_option("--checkpoint-bytes", serve.checkpoint_bytes, "Write a snapshot when the log grows past this")

@@ -5,6 +5,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <iostream>
 #include <thread>
@@ -56,6 +57,16 @@ int run_serve(const ServeOptions& o) {
   http.host = o.host;
   http.port = o.port;
   http.threads = o.threads;
+  http.max_connections = o.max_connections;
+  const auto milliseconds = [](double seconds) { return std::chrono::milliseconds(std::llround(seconds * 1000)); };
+  http.request_timeout = milliseconds(o.request_timeout_s);
+  http.idle_timeout = milliseconds(o.idle_timeout_s);
+  // Every connection is a file; the soft limit is often 1,024.
+  const uint64_t open_files = server::raise_open_file_limit();
+  if (open_files < static_cast<uint64_t>(o.max_connections) + 64)
+    std::cerr << fmt::format("gpuolap: warning: the open-file limit is {}, fewer than --max-connections {} needs; "
+                             "connections past it wait in the listen queue\n",
+                             open_files, o.max_connections);
   if (!o.token_file.empty()) http.token = read_token(o.token_file);
   if (http.token.empty() && !server::is_loopback(o.host))
     std::cerr << fmt::format("gpuolap: warning: serving on {}, not a loopback address, without --token-file: anyone who "

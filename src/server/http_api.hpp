@@ -1,5 +1,5 @@
 #pragma once
-// The HTTP API (cpp-httplib), modelled on the Palo/Jedox OLAP server's:
+// The HTTP API, modelled on the Palo/Jedox OLAP server's:
 //   GET  /server/info, /cube/info, /dimension/elements?dimension=D,
 //        /cell/value?path=..., /cell/export?area=...&blocksize=...
 //   POST /cell/values, /cell/area, /cell/export, /cell/replace,
@@ -8,23 +8,20 @@
 // answer is a list of cells or elements. Errors are
 // {"error": code, "detail": message} with a 4xx status (5xx only for the
 // server's own failures). Writes need "Authorization: Bearer TOKEN" when a
-// token is set.
+// token is set. The routes see only HttpRequest and HttpResponse; the
+// connections, deadlines and limits are the transport's (http_transport.hpp).
+#include <functional>
+#include <map>
 #include <memory>
 #include <string>
 
 #include "cube_api.hpp"
-
-namespace httplib {
-class Server;
-}
+#include "http_transport.hpp"
 
 namespace gpuolap::server {
 
-struct HttpOptions {
-  std::string host = "127.0.0.1";
-  int port = 7777;        // 0: any free port
-  std::string token;      // empty: writes need no token
-  int threads = 64;       // connections served at once
+struct HttpOptions : TransportOptions {
+  std::string token;  // empty: writes need no token
 };
 
 class HttpApi {
@@ -41,9 +38,14 @@ class HttpApi {
   void stop();
 
  private:
+  using Route = std::function<HttpResponse(const HttpRequest&)>;
+  void route(const std::string& method, const std::string& path, Route answer);
+  HttpResponse answer(const HttpRequest& request) const;
+
   CubeApi& api_;
   HttpOptions options_;
-  std::unique_ptr<httplib::Server> http_;
+  std::map<std::string, std::map<std::string, Route>> routes_;  // path -> method -> route
+  HttpTransport transport_;
 };
 
 bool is_loopback(const std::string& host);

@@ -10,6 +10,7 @@
 #include <map>
 #include <random>
 
+#include "raw_connection.hpp"
 #include "server_fixture.hpp"
 
 namespace gpuolap::server::testing {
@@ -561,6 +562,36 @@ TEST_F(HttpApiTest, MalformedRequestsAreToldWhatIsWrong) {
   EXPECT_NE(long_header.find("a header line that is too long or malformed"), std::string::npos)
       << long_header.substr(0, 300);
   EXPECT_EQ(value("a,2025"), 30.0);
+}
+
+// Answers are compressed as the client's Accept-Encoding allows (Brotli
+// first, as httplib's server did), and HEAD is GET without the body.
+TEST_F(HttpApiTest, AnswersAreCompressedWhenAskedAndHeadHasNoBody) {
+  start();
+  const auto ask = [&](const std::string& accept_encoding) {
+    RawConnection c(port_);
+    c.send("GET /dimension/elements?dimension=Product HTTP/1.1\r\nHost: x\r\nAccept-Encoding: " + accept_encoding +
+           "\r\n\r\n");
+    return c.read_answer(std::chrono::seconds(5));
+  };
+  const std::string gzip = ask("gzip");
+  EXPECT_NE(gzip.find("Content-Encoding: gzip"), std::string::npos) << gzip;
+  EXPECT_EQ(gzip.substr(gzip.find("\r\n\r\n") + 4, 2), "\x1f\x8b");  // gzip's magic number
+  EXPECT_NE(ask("deflate, gzip, br").find("Content-Encoding: br"), std::string::npos);
+  const std::string refused = ask("br;q=0, gzip;q=0.0");
+  EXPECT_EQ(refused.find("Content-Encoding"), std::string::npos) << refused;
+  EXPECT_NE(refused.find("\"dimension\":\"Product\""), std::string::npos) << refused;
+  // Inflated by httplib's client: whole and right.
+  for (const std::string coding : {"gzip", "br"}) {
+    const auto r = client_->Get("/dimension/elements?dimension=Product&format=csv", {{"Accept-Encoding", coding}});
+    ASSERT_TRUE(r) << coding;
+    EXPECT_EQ(r->body.substr(0, 39), "name,type,level,depth,parents,children\n") << coding << ": " << r->body;
+  }
+  const auto head = client_->Head("/server/info");
+  ASSERT_TRUE(head);
+  EXPECT_EQ(head->status, 200);
+  EXPECT_TRUE(head->body.empty());
+  EXPECT_NE(head->get_header_value("Content-Length"), "0");
 }
 
 }  // namespace

@@ -56,10 +56,9 @@ class ServerTest : public ::testing::Test {
   void start(Limits limits = {}, const std::string& token = "", uint64_t checkpoint_bytes = uint64_t{1} << 30) {
     service_ = std::make_unique<olap::CubeService>(std::make_unique<DurableCube>(dir_), "cpu-serial", checkpoint_bytes);
     api_ = std::make_unique<CubeApi>(*service_, limits);
-    HttpOptions options;
+    HttpOptions options = http_options_;
     options.port = 0;
     options.token = token;
-    options.threads = 16;
     http_ = std::make_unique<HttpApi>(*api_, options);
     port_ = http_->bind();
     thread_ = std::thread([this] { http_->serve(); });
@@ -104,6 +103,12 @@ class ServerTest : public ::testing::Test {
   }
 
   std::filesystem::path dir_;
+  // The transport's options of the next start() (its port and token are start()'s).
+  HttpOptions http_options_ = [] {
+    HttpOptions options;
+    options.threads = 16;
+    return options;
+  }();
   std::unique_ptr<olap::CubeService> service_;
   std::unique_ptr<CubeApi> api_;
   std::unique_ptr<HttpApi> http_;
