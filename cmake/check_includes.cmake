@@ -13,7 +13,7 @@ set(uses_molap "core;gpu;molap")
 set(uses_olap "core;formats;storage;molap;olap")
 set(uses_generate "core;formats;table;generate")
 set(uses_sql "core;formats;storage;table;sql")
-set(uses_server "core;formats;storage;molap;olap;server")
+set(uses_server "core;formats;storage;table;molap;olap;sql;server")
 set(uses_cli "core;formats;storage;table;gpu;molap;olap;generate;sql;server;cli")
 
 file(GLOB_RECURSE files RELATIVE "${SRC}" "${SRC}/*.hpp" "${SRC}/*.cpp" "${SRC}/*.cuh" "${SRC}/*.cu")

@@ -91,7 +91,8 @@ struct SelfCheckOptions {
 int run_selfcheck(const SelfCheckOptions& o);
 
 struct ServeOptions {
-  std::string cube, host = "127.0.0.1", engine = "auto", token_file;
+  std::string cube, db, host = "127.0.0.1", engine = "auto", token_file;
+  uint64_t max_rows = 10'000'000;  // of a POST /sql result
   int port = 7777;
   int threads = 64;
   double request_timeout_s = 10;

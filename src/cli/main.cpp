@@ -221,8 +221,10 @@ int main(int argc, char** argv) {
                   "else ~/.config/gpuolap/calibration.json, where `auto` reads it)");
 
   ServeOptions serve;
-  auto* sv = app.add_subcommand("serve", "Serve a cube store over HTTP (an API modelled on Palo's)");
-  sv->add_option("--cube", serve.cube, "Cube store directory")->required();
+  auto* sv = app.add_subcommand("serve", "Serve a cube store (an API modelled on Palo's) and/or a database's SQL over HTTP");
+  sv->add_option("--cube", serve.cube, "Cube store directory");
+  sv->add_option("--db", serve.db, "Database directory, queried by POST /sql (read-only)");
+  sv->add_option("--max-rows", serve.max_rows, "Most rows of a /sql result, its groups and the rows it sorts")->capture_default_str();
   sv->add_option("--host", serve.host, "Address to listen on")->capture_default_str();
   sv->add_option("--port", serve.port, "Port to listen on; 0 picks a free one")->capture_default_str()->check(CLI::Range(0, 65535));
   sv->add_option("--engine", serve.engine, "Engine: " + engine_list())->capture_default_str();

@@ -17,6 +17,8 @@
 #include "server/http_api.hpp"
 #include "progress.hpp"
 #include "server/shell.hpp"
+#include "server/sql_api.hpp"
+#include "table/database.hpp"
 
 namespace gpuolap::cli {
 
@@ -82,13 +84,25 @@ int run_serve(const ServeOptions& o) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  auto service = open_service(o.cube, o.engine, o.checkpoint_bytes, o.recovery);
-  server::CubeApi api(*service, limits);
-  server::HttpApi server(api, http);
+  if (o.cube.empty() && o.db.empty()) throw InputError("serve: give --cube DIR, --db DIR or both");
+  std::unique_ptr<olap::CubeService> service;
+  std::unique_ptr<server::CubeApi> cube_api;
+  if (!o.cube.empty()) {
+    service = open_service(o.cube, o.engine, o.checkpoint_bytes, o.recovery);
+    cube_api = std::make_unique<server::CubeApi>(*service, limits);
+  }
+  std::unique_ptr<server::SqlApi> sql_api;
+  if (!o.db.empty()) sql_api = std::make_unique<server::SqlApi>(table::Database(o.db), o.max_rows);
+  server::HttpApi server(cube_api.get(), sql_api.get(), http, limits.max_body_bytes);
   const int port = server.bind();
-  const auto facts = service->snapshot();
-  std::cerr << fmt::format("gpuolap serve: cube '{}' ({} filled cells, {} log records replayed), engine {}\n",
-                           service->schema().name(), facts->size(), service->recovery().records_replayed, o.engine);
+  if (service) {
+    const auto facts = service->snapshot();
+    std::cerr << fmt::format("gpuolap serve: cube '{}' ({} filled cells, {} log records replayed), engine {}\n",
+                             service->schema().name(), facts->size(), service->recovery().records_replayed, o.engine);
+  }
+  if (sql_api)
+    std::cerr << fmt::format("gpuolap serve: database {} ({} tables) at POST /sql\n", o.db,
+                             sql_api->info()["tables"].size());
   std::cerr << fmt::format("listening on http://{}:{}\n", o.host, port) << std::flush;
 
   std::atomic<bool> served{false};

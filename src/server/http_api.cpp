@@ -72,15 +72,61 @@ bool is_loopback(const std::string& host) {
   return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
 }
 
-HttpApi::HttpApi(CubeApi& api, HttpOptions options)
-    : api_(api),
+namespace {
+
+// Every route answers through this: input errors become 4xx answers,
+// anything else a 500 or 503, and the server carries on.
+HttpResponse answer_or_error(const std::function<HttpResponse()>& answer) {
+  try {
+    return answer();
+  } catch (const ApiError& e) {
+    return error_response(e.status(), e.code(), e.what());
+  } catch (const olap::OverLimit& e) {
+    return error_response(413, e.code(), e.what());
+  } catch (const InputError& e) {
+    return error_response(400, "bad_request", e.what());
+  } catch (const std::bad_alloc&) {
+    return error_response(503, "out_of_memory", "the server ran out of memory answering this request");
+  } catch (const std::exception& e) {
+    return error_response(500, "internal", e.what());
+  }
+}
+
+}  // namespace
+
+HttpApi::HttpApi(CubeApi* cube, SqlApi* sql, HttpOptions options, size_t max_body_bytes)
+    : cube_(cube),
+      sql_(sql),
       options_(std::move(options)),
-      transport_(options_, api_.limits().max_body_bytes, [this](const HttpRequest& request) { return answer(request); }) {
-  // Every route answers through this: input errors become 4xx answers,
-  // anything else a 500 or 503, and the server carries on.
-  auto guarded = [this](bool write, std::function<json(const json&)> op, std::string csv_value_column) -> Route {
-    return [this, write, op = std::move(op), csv_value_column](const HttpRequest& req) -> HttpResponse {
-      try {
+      transport_(options_, max_body_bytes, [this](const HttpRequest& request) { return answer(request); }) {
+  route("GET", "/server/info", [this](const HttpRequest& req) {
+    return answer_or_error([&] {
+      if (wants_csv(req)) throw InputError(req.path + ": this answer has no CSV form");
+      json info = cube_ ? cube_->server_info() : json{{"server", "gpuolap"}, {"version", "0.1.0"}, {"api_version", 1}};
+      if (sql_) info["sql"] = sql_->info();
+      return json_response(info);
+    });
+  });
+  if (cube_) add_cube_routes();
+  if (sql_) {
+    // Read-only: no token needed, as for the cube's reads.
+    route("POST", "/sql", [this](const HttpRequest& req) {
+      return answer_or_error([&] {
+        const bool csv = wants_csv(req);
+        HttpResponse res;
+        res.set_content(sql_->run(request_fields(req), csv ? sql::ResultFormat::Csv : sql::ResultFormat::Json),
+                        csv ? "text/csv" : "application/json");
+        return res;
+      });
+    });
+  }
+}
+
+void HttpApi::add_cube_routes() {
+  CubeApi& api = *cube_;
+  auto guarded = [this, &api](bool write, std::function<json(const json&)> op, std::string csv_value_column) -> Route {
+    return [this, &api, write, op = std::move(op), csv_value_column](const HttpRequest& req) -> HttpResponse {
+      return answer_or_error([&] {
         if (write && !options_.token.empty()) {
           const std::string auth = req.header("Authorization");
           if (auth.empty()) throw ApiError(401, "unauthorized", "writes need an \"Authorization: Bearer TOKEN\" header");
@@ -97,10 +143,10 @@ HttpApi::HttpApi(CubeApi& api, HttpOptions options)
         if (csv_value_column == "elements")
           res.set_content(elements_csv(answer), "text/csv");
         else
-          res.set_content(cells_csv(api_.schema(), answer, answer.contains("aggregate") && answer.contains("measure")
-                                                                 ? fmt::format("{}({})", answer["aggregate"].get<std::string>(),
-                                                                               answer["measure"].get<std::string>())
-                                                                 : csv_value_column),
+          res.set_content(cells_csv(api.schema(), answer, answer.contains("aggregate") && answer.contains("measure")
+                                                                ? fmt::format("{}({})", answer["aggregate"].get<std::string>(),
+                                                                              answer["measure"].get<std::string>())
+                                                                : csv_value_column),
                           "text/csv");
         if (answer.contains("done")) {
           res.headers.emplace_back("X-Export-Done", answer["done"].get<bool>() ? "true" : "false");
@@ -109,31 +155,20 @@ HttpApi::HttpApi(CubeApi& api, HttpOptions options)
           if (!answer["next"].is_null()) res.headers.emplace_back("X-Export-Next", answer["next"].dump());
         }
         return res;
-      } catch (const ApiError& e) {
-        return error_response(e.status(), e.code(), e.what());
-      } catch (const olap::OverLimit& e) {
-        return error_response(413, e.code(), e.what());
-      } catch (const InputError& e) {
-        return error_response(400, "bad_request", e.what());
-      } catch (const std::bad_alloc&) {
-        return error_response(503, "out_of_memory", "the server ran out of memory answering this request");
-      } catch (const std::exception& e) {
-        return error_response(500, "internal", e.what());
-      }
+      });
     };
   };
 
-  route("GET", "/server/info", guarded(false, [this](const json&) { return api_.server_info(); }, ""));
-  route("GET", "/cube/info", guarded(false, [this](const json&) { return api_.cube_info(); }, ""));
-  route("GET", "/dimension/elements", guarded(false, [this](const json& r) { return api_.elements(r); }, "elements"));
-  route("GET", "/cell/value", guarded(false, [this](const json& r) { return api_.value(r); }, ""));
-  route("POST", "/cell/values", guarded(false, [this](const json& r) { return api_.values(r); }, "value"));
-  route("POST", "/cell/area", guarded(false, [this](const json& r) { return api_.area(r); }, "value"));
-  route("GET", "/cell/export", guarded(false, [this](const json& r) { return api_.export_cells(r); }, "value"));
-  route("POST", "/cell/export", guarded(false, [this](const json& r) { return api_.export_cells(r); }, "value"));
-  route("POST", "/cell/replace", guarded(true, [this](const json& r) { return api_.replace(r); }, ""));
-  route("POST", "/cell/replace_bulk", guarded(true, [this](const json& r) { return api_.replace_bulk(r); }, ""));
-  route("POST", "/cube/save", guarded(true, [this](const json&) { return api_.save(); }, ""));
+  route("GET", "/cube/info", guarded(false, [&api](const json&) { return api.cube_info(); }, ""));
+  route("GET", "/dimension/elements", guarded(false, [&api](const json& r) { return api.elements(r); }, "elements"));
+  route("GET", "/cell/value", guarded(false, [&api](const json& r) { return api.value(r); }, ""));
+  route("POST", "/cell/values", guarded(false, [&api](const json& r) { return api.values(r); }, "value"));
+  route("POST", "/cell/area", guarded(false, [&api](const json& r) { return api.area(r); }, "value"));
+  route("GET", "/cell/export", guarded(false, [&api](const json& r) { return api.export_cells(r); }, "value"));
+  route("POST", "/cell/export", guarded(false, [&api](const json& r) { return api.export_cells(r); }, "value"));
+  route("POST", "/cell/replace", guarded(true, [&api](const json& r) { return api.replace(r); }, ""));
+  route("POST", "/cell/replace_bulk", guarded(true, [&api](const json& r) { return api.replace_bulk(r); }, ""));
+  route("POST", "/cube/save", guarded(true, [&api](const json&) { return api.save(); }, ""));
 }
 
 HttpApi::~HttpApi() = default;
@@ -144,7 +179,14 @@ void HttpApi::route(const std::string& method, const std::string& path, Route an
 
 HttpResponse HttpApi::answer(const HttpRequest& request) const {
   const auto path = routes_.find(request.path);
-  if (path == routes_.end()) return error_response(404, "not_found", fmt::format("no endpoint {}", request.path));
+  if (path == routes_.end()) {
+    const char* why = !cube_ && (request.path.rfind("/cell/", 0) == 0 || request.path.rfind("/cube/", 0) == 0 ||
+                                 request.path.rfind("/dimension/", 0) == 0)
+                          ? " (this server serves no cube: start it with --cube DIR)"
+                      : !sql_ && request.path == "/sql" ? " (this server serves no database: start it with --db DIR)"
+                                                        : "";
+    return error_response(404, "not_found", fmt::format("no endpoint {}{}", request.path, why));
+  }
   // HEAD is GET without the body (the transport drops it).
   const auto method = path->second.find(request.method == "HEAD" ? "GET" : request.method);
   if (method == path->second.end())

@@ -3,7 +3,7 @@
 //   GET  /server/info, /cube/info, /dimension/elements?dimension=D,
 //        /cell/value?path=..., /cell/export?area=...&blocksize=...
 //   POST /cell/values, /cell/area, /cell/export, /cell/replace,
-//        /cell/replace_bulk, /cube/save
+//        /cell/replace_bulk, /cube/save (with a cube); /sql (with a database)
 // Answers are JSON, or CSV with format=csv or "Accept: text/csv" where an
 // answer is a list of cells or elements. Errors are
 // {"error": code, "detail": message} with a 4xx status (5xx only for the
@@ -17,6 +17,7 @@
 
 #include "cube_api.hpp"
 #include "http_transport.hpp"
+#include "sql_api.hpp"
 
 namespace gpuolap::server {
 
@@ -26,7 +27,9 @@ struct HttpOptions : TransportOptions {
 
 class HttpApi {
  public:
-  HttpApi(CubeApi& api, HttpOptions options);
+  // Serves the cube's routes when `cube` is given, POST /sql when `sql` is;
+  // /server/info always. Neither is owned.
+  HttpApi(CubeApi* cube, SqlApi* sql, HttpOptions options, size_t max_body_bytes);
   ~HttpApi();
   HttpApi(const HttpApi&) = delete;
   HttpApi& operator=(const HttpApi&) = delete;
@@ -40,9 +43,11 @@ class HttpApi {
  private:
   using Route = std::function<HttpResponse(const HttpRequest&)>;
   void route(const std::string& method, const std::string& path, Route answer);
+  void add_cube_routes();
   HttpResponse answer(const HttpRequest& request) const;
 
-  CubeApi& api_;
+  CubeApi* cube_;
+  SqlApi* sql_;
   HttpOptions options_;
   std::map<std::string, std::map<std::string, Route>> routes_;  // path -> method -> route
   HttpTransport transport_;

@@ -59,7 +59,8 @@ class ServerTest : public ::testing::Test {
     HttpOptions options = http_options_;
     options.port = 0;
     options.token = token;
-    http_ = std::make_unique<HttpApi>(*api_, options);
+    if (!database_.empty()) sql_ = std::make_unique<SqlApi>(table::Database(database_), max_rows_);
+    http_ = std::make_unique<HttpApi>(api_.get(), sql_.get(), options, limits.max_body_bytes);
     port_ = http_->bind();
     thread_ = std::thread([this] { http_->serve(); });
     client_ = std::make_unique<httplib::Client>("127.0.0.1", port_);
@@ -71,6 +72,7 @@ class ServerTest : public ::testing::Test {
     thread_.join();
     client_.reset();
     http_.reset();
+    sql_.reset();
     api_.reset();
     service_.reset();
   }
@@ -111,6 +113,10 @@ class ServerTest : public ::testing::Test {
   }();
   std::unique_ptr<olap::CubeService> service_;
   std::unique_ptr<CubeApi> api_;
+  // With a database folder, start() serves POST /sql over it too.
+  std::filesystem::path database_;
+  uint64_t max_rows_ = 10'000'000;
+  std::unique_ptr<SqlApi> sql_;
   std::unique_ptr<HttpApi> http_;
   std::thread thread_;
   int port_ = 0;
