@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what gpuolap needs to build and test, from Debian packages.
 # The CUDA toolkit is optional and not installed here: where nvcc is on PATH
-# (or in /usr/local/cuda/bin) the build uses it.
+# (or in /usr/local/cuda/bin) the build uses it. clang and its runtime
+# (libclang-rt-14-dev: libFuzzer, the sanitizers) build the fuzzing
+# harnesses of scripts/fuzz.sh.
 set -euo pipefail
 
 packages=(
@@ -9,6 +11,7 @@ packages=(
   nlohmann-json3-dev libcli11-dev libtbb-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev libxxhash-dev
   libboost-dev zlib1g-dev libbrotli-dev libcpp-httplib-dev libpg-query-dev python3-pip
+  clang libclang-rt-14-dev
 )
 
 missing=()

@@ -127,7 +127,6 @@ Dimension months() {
 const std::vector<std::string> kChannels{"Own Stores",      "Field Sales",  "Corporate Sales",
                                          "Dealers",         "Distributors", "Web Shop",
                                          "Click & Collect", "Marketplace"};
-constexpr uint32_t kOneGroupChannels = 6;
 
 Dimension channels() {
   Tree t;

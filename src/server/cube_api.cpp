@@ -45,9 +45,12 @@ std::string quoted(const json& value) { return value.dump(-1, ' ', false, json::
 
 void check_fields(const json& request, std::initializer_list<const char*> known, const std::string& where) {
   if (!request.is_object()) throw InputError(fmt::format("{}: the request must be a JSON object", where));
-  for (const auto& [key, _] : request.items())
+  // Not a structured binding: clang before 16 cannot capture one in the lambda.
+  for (const auto& item : request.items()) {
+    const std::string& key = item.key();
     if (std::none_of(known.begin(), known.end(), [&](const char* k) { return key == k; }))
       throw InputError(fmt::format("{}: unknown field \"{}\"", where, key));
+  }
 }
 
 std::string string_field(const json& request, const char* key, const std::string& where, const std::string& fallback = "") {

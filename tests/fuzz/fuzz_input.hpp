@@ -1,0 +1,42 @@
+#pragma once
+// What the harnesses share: the fuzzer's bytes as text, the error a parser
+// may throw (InputError: a refusal, the expected answer to bad input), and a
+// scratch directory for the harnesses that read files.
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "gpuolap/error.hpp"
+
+namespace gpuolap::fuzz {
+
+inline std::string as_text(const uint8_t* data, size_t size) {
+  return std::string(reinterpret_cast<const char*>(data), size);
+}
+
+// Stops the run on an invariant a parser broke: libFuzzer saves the input.
+[[noreturn]] inline void broken(const std::string& what) {
+  std::fprintf(stderr, "fuzz: invariant broken: %s\n", what.c_str());
+  std::abort();
+}
+
+// A directory of this process's own under TMPDIR (a tmpfs keeps the file
+// harnesses fast), removed when the process exits normally.
+// (Never destroyed, so that the exit handler still finds its name.)
+inline const std::filesystem::path& scratch_dir() {
+  static const std::filesystem::path* dir = [] {
+    std::string pattern = (std::filesystem::temp_directory_path() / "gpuolap-fuzz-XXXXXX").string();
+    if (!::mkdtemp(pattern.data())) broken("cannot create a scratch directory under TMPDIR");
+    const auto* made = new std::filesystem::path(pattern);
+    std::atexit([] {
+      std::error_code ec;
+      std::filesystem::remove_all(scratch_dir(), ec);
+    });
+    return made;
+  }();
+  return *dir;
+}
+
+}  // namespace gpuolap::fuzz
