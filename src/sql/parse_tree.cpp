@@ -1,6 +1,9 @@
 #include "sql/parse_tree.hpp"
 
+#include <fmt/format.h>
 #include <pg_query.h>
+
+#include <string_view>
 
 #include "gpuolap/error.hpp"
 
@@ -37,10 +40,47 @@ struct ParseResult {
   ParseResult& operator=(const ParseResult&) = delete;
 };
 
+// The offset of the first byte that does not start or continue a
+// well-formed UTF-8 character (RFC 3629: no overlong forms, no surrogates,
+// nothing past U+10FFFF), or npos. The parse tree comes back as JSON, which
+// must be UTF-8; PostgreSQL refuses such text too.
+std::size_t first_invalid_utf8(std::string_view text) {
+  const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
+  for (std::size_t i = 0; i < text.size();) {
+    const unsigned char b = bytes[i];
+    std::size_t length;
+    unsigned char low = 0x80, high = 0xBF;  // the range of the second byte
+    if (b < 0x80) {
+      ++i;
+      continue;
+    } else if (b >= 0xC2 && b <= 0xDF) {
+      length = 2;
+    } else if (b >= 0xE0 && b <= 0xEF) {
+      length = 3;
+      if (b == 0xE0) low = 0xA0;
+      if (b == 0xED) high = 0x9F;
+    } else if (b >= 0xF0 && b <= 0xF4) {
+      length = 4;
+      if (b == 0xF0) low = 0x90;
+      if (b == 0xF4) high = 0x8F;
+    } else {
+      return i;
+    }
+    if (i + length > text.size() || bytes[i + 1] < low || bytes[i + 1] > high) return i;
+    for (std::size_t k = 2; k < length; ++k)
+      if ((bytes[i + k] & 0xC0) != 0x80) return i;
+    i += length;
+  }
+  return std::string_view::npos;
+}
+
 }  // namespace
 
 nlohmann::json parse_statement(const SourceText& source) {
   if (source.text().find('\0') != std::string::npos) throw InputError("SQL: the query text holds a NUL byte");
+  if (const std::size_t bad = first_invalid_utf8(source.text()); bad != std::string_view::npos)
+    source.fail(static_cast<int>(bad), "SQL: invalid byte sequence for encoding \"UTF8\": 0x" +
+                                           fmt::format("{:02x}", static_cast<unsigned char>(source.text()[bad])));
   ParseResult parsed(source.text());
   if (parsed.result.error) {
     // cursorpos counts from 1; 0 when the parser knows no position.
