@@ -1,0 +1,1 @@
+SELECT s, d1.name, SUM(a) FROM f JOIN d1 ON f.fk = d1.id WHERE b BETWEEN -1 AND 4 GROUP BY ROLLUP(s, d1.name)

@@ -1,0 +1,1 @@
+SELECT name, COUNT(DISTINCT a), GROUPING(name) FROM f, d1 WHERE fk = id GROUP BY CUBE(name) HAVING COUNT(*) > 1

@@ -1,0 +1,1 @@
+SELECT s FROM f WHERE s LIKE 'a%' OR s IN ('zeta', '') OR NOT (s <> 'x"y')

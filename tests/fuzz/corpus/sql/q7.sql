@@ -1,0 +1,1 @@
+SELECT CAST(a AS double) / 2, a / 2, a % 3 FROM f ORDER BY 1 DESC NULLS LAST LIMIT 10

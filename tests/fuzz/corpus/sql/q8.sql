@@ -1,0 +1,1 @@
+SELECT a, s, SUM(b) FROM f GROUP BY GROUPING SETS ((a), (s), ()) ORDER BY 1, 2

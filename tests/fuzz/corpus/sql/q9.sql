@@ -1,0 +1,1 @@
+EXPLAIN SELECT SUM(b) FROM f JOIN d1 ON f.fk = d1.id WHERE d1.name = 'one'
