@@ -16,3 +16,12 @@ for q in "$out"/queries/*.json; do
   echo "== $(basename "$q" .json)"
   "$gpuolap" query --cube "$out/cube" --query "$q" --engine auto --timing 2>&1
 done
+
+# The relational half: the cube-creation paper's flat sales table (250,000
+# rows at this scale) in a database, and GROUP BY ROLLUP through SQL.
+"$gpuolap" generate sales-flat --db "$out/db" --scale 0.01
+sql="SELECT year, product_group, SUM(amount) AS revenue, COUNT(*) AS sales FROM sales
+     GROUP BY ROLLUP(year, product_group) ORDER BY year NULLS LAST, product_group NULLS LAST LIMIT 8"
+echo
+echo "== sql: $sql"
+"$gpuolap" sql --db "$out/db" --engine cpu-parallel --format table "$sql"
