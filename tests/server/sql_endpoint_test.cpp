@@ -19,8 +19,11 @@ class SqlEndpoint : public ServerTest {
   void store_sales(int east_rows) {
     table::Table t;
     t.name = "sales";
-    table::Column region{.name = "region", .type = table::ColumnType::String};
-    table::Column amount{.name = "amount", .type = table::ColumnType::Int64};
+    table::Column region, amount;
+    region.name = "region";
+    region.type = table::ColumnType::String;
+    amount.name = "amount";
+    amount.type = table::ColumnType::Int64;
     region.dictionary = {"east", "west"};
     for (int i = 1; i <= east_rows; ++i) {
       region.int32s.push_back(0);
