@@ -35,6 +35,8 @@ class BatchColumns : public LeafSource {
  public:
   BatchColumns(const LogicalQuery& q, const Batch& b) : q_(q), b_(b) {}
   ValueVector leaf(const Expr& e, const std::vector<std::uint32_t>& positions) const override;
+  const table::Column* string_column(const Expr& e, const std::vector<std::uint32_t>& positions,
+                                     std::vector<std::uint32_t>& rows) const override;
 
  private:
   const LogicalQuery& q_;
@@ -96,6 +98,8 @@ class AggregateState {
       : call_(&call), source_(&source), best_(call.result_type) {}
   void add_group();
   void update(std::uint32_t g, const ValueVector* arg, std::size_t i);
+  // update(groups[i], arg, i) for every row i of a batch, in row order.
+  void update_rows(const std::vector<std::uint32_t>& groups, const ValueVector* arg);
   // Folds group `og` of `other` (the same aggregate) into group `g`.
   void merge(std::uint32_t g, const AggregateState& other, std::uint32_t og);
   ValueVector finish() const;
