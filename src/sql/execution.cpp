@@ -81,11 +81,10 @@ ValueVector BatchColumns::leaf(const Expr& e, const std::vector<std::uint32_t>& 
   return gather(q_.tables[e.table].table->columns[e.column], b_.rows[e.table], positions);
 }
 
-const table::Column* BatchColumns::string_column(const Expr& e, const std::vector<std::uint32_t>& positions,
-                                                 std::vector<std::uint32_t>& rows) const {
+const table::Column* BatchColumns::input_column(const Expr& e, const std::vector<std::uint32_t>& positions,
+                                                std::vector<std::uint32_t>& rows) const {
   if (e.kind != ExprKind::InputColumn) return nullptr;
   const table::Column& c = q_.tables[e.table].table->columns[e.column];
-  if (c.type != table::ColumnType::String) return nullptr;
   const std::vector<std::uint32_t>& table_rows = b_.rows[e.table];
   rows.resize(positions.size());
   for (std::size_t i = 0; i < positions.size(); ++i) rows[i] = table_rows[positions[i]];

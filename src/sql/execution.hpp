@@ -35,8 +35,8 @@ class BatchColumns : public LeafSource {
  public:
   BatchColumns(const LogicalQuery& q, const Batch& b) : q_(q), b_(b) {}
   ValueVector leaf(const Expr& e, const std::vector<std::uint32_t>& positions) const override;
-  const table::Column* string_column(const Expr& e, const std::vector<std::uint32_t>& positions,
-                                     std::vector<std::uint32_t>& rows) const override;
+  const table::Column* input_column(const Expr& e, const std::vector<std::uint32_t>& positions,
+                                    std::vector<std::uint32_t>& rows) const override;
 
  private:
   const LogicalQuery& q_;

@@ -378,8 +378,8 @@ bool Evaluator::on_codes(const Expr& e, const std::vector<std::uint32_t>& positi
     if (k != column_child && !is_string_constant(*e.children[k])) return false;
   }
   std::vector<std::uint32_t> rows;
-  const table::Column* column = leaves_.string_column(*e.children[column_child], positions, rows);
-  if (!column) return false;
+  const table::Column* column = leaves_.input_column(*e.children[column_child], positions, rows);
+  if (!column || column->type != table::ColumnType::String) return false;
   const std::vector<std::string>& dictionary = column->dictionary;
   // The predicate's value for each code that can occur.
   std::vector<std::uint8_t> code_holds;
@@ -649,9 +649,49 @@ ValueVector Evaluator::evaluate(const Expr& e, const std::vector<std::uint32_t>&
   return ValueVector();
 }
 
+bool Evaluator::select_on_column(const Expr& e, const std::vector<std::uint32_t>& positions,
+                                 std::vector<std::uint32_t>& kept) const {
+  if (e.kind != ExprKind::Compare || positions.empty()) return false;
+  const std::size_t column_child = is_constant_tree(*e.children[0]) ? 1 : 0;
+  const Expr& other = *e.children[1 - column_child];
+  if (!is_constant_tree(other) || e.children[column_child]->kind != ExprKind::InputColumn) return false;
+  if (other.type != SqlType::Int64 && other.type != SqlType::Date) return false;
+  std::vector<std::uint32_t> rows;
+  const table::Column* column = leaves_.input_column(*e.children[column_child], positions, rows);
+  if (!column || (column->type != table::ColumnType::Int64 && column->type != table::ColumnType::Date)) return false;
+  if ((column->type == table::ColumnType::Date) != (other.type == SqlType::Date)) return false;
+  const ValueVector value = evaluate(other, {positions[0]});
+  kept.clear();
+  if (value.is_null(0)) return true;  // NULL: the comparison is never true
+  const std::int64_t y = value.ints[0];
+  const CompareOp op = column_child == 0 ? compare_op(e.op) : flipped(compare_op(e.op));
+  auto keep_where = [&](auto values) {
+    kept.reserve(positions.size());
+    for (std::size_t i = 0; i < positions.size(); ++i) {
+      const std::uint32_t r = rows[i];
+      const std::int64_t x = values[r];
+      if (holds(op, (x > y) - (x < y)) && !column->is_null(r)) kept.push_back(positions[i]);
+    }
+  };
+  if (column->type == table::ColumnType::Int64) keep_where(column->int64s.data());
+  else keep_where(column->int32s.data());
+  return true;
+}
+
 std::vector<std::uint32_t> Evaluator::select(const Expr& predicate, const std::vector<std::uint32_t>& positions) const {
-  ValueVector v = evaluate(predicate, positions);
+  // A conjunction: each conjunct filters the rows the ones before it kept
+  // (a selection vector narrowing), so later conjuncts read fewer rows.
+  if (predicate.kind == ExprKind::And) {
+    std::vector<std::uint32_t> kept = positions;
+    for (const auto& child : predicate.children) {
+      if (kept.empty()) break;
+      kept = select(*child, kept);
+    }
+    return kept;
+  }
   std::vector<std::uint32_t> kept;
+  if (select_on_column(predicate, positions, kept)) return kept;
+  ValueVector v = evaluate(predicate, positions);
   kept.reserve(positions.size());
   for (std::size_t i = 0; i < positions.size(); ++i) {
     if (!v.is_null(i) && v.ints[i] != 0) kept.push_back(positions[i]);
