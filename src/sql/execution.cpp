@@ -113,6 +113,37 @@ DimensionIndex::DimensionIndex(const table::Column& key, const JoinStep& step, c
 }
 
 
+void DimensionIndex::probe_all(const table::Column& probe, const std::vector<std::uint32_t>& probe_rows,
+                               std::vector<std::uint32_t>& positions, std::vector<std::uint32_t>& matches) const {
+  const std::size_t n = probe_rows.size();
+  positions.clear();
+  matches.clear();
+  positions.reserve(n);
+  matches.reserve(n);
+  if (method_ == JoinMethod::ArrayLookup && probe.nulls.empty() && probe.type != table::ColumnType::String &&
+      probe.type != table::ColumnType::Double) {
+    // The star join's common case: one load a row, no per-row dispatch.
+    // Unsigned arithmetic folds "below min" into "beyond the span".
+    auto lookup = [&](const auto* keys) {
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::uint64_t slot = static_cast<std::uint64_t>(static_cast<std::int64_t>(keys[probe_rows[i]]) - min_);
+        if (slot >= slots_.size() || slots_[slot] == kNoRow) continue;
+        positions.push_back(static_cast<std::uint32_t>(i));
+        matches.push_back(slots_[slot]);
+      }
+    };
+    if (probe.type == table::ColumnType::Int64) lookup(probe.int64s.data());
+    else lookup(probe.int32s.data());
+    return;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::uint32_t m = first(probe, probe_rows[i]); m != kNoRow; m = next(m)) {
+      positions.push_back(static_cast<std::uint32_t>(i));
+      matches.push_back(m);
+    }
+  }
+}
+
 std::uint32_t DimensionIndex::first(const table::Column& probe, std::uint32_t r) const {
   if (probe.is_null(r)) return kNoRow;
   if (method_ == JoinMethod::ArrayLookup) {
@@ -302,14 +333,7 @@ Batch JoinedRows::rows(std::size_t begin, std::size_t end, PipelineTimes& times)
     const JoinStep& step = plan_.joins[s];
     const table::Column& probe = q_.tables[step.probe_table].table->columns[step.probe_column];
     std::vector<std::uint32_t> positions, matches;
-    positions.reserve(batch.size);
-    matches.reserve(batch.size);
-    for (std::size_t i = 0; i < batch.size; ++i) {
-      for (std::uint32_t m = indexes_[s].first(probe, batch.rows[step.probe_table][i]); m != kNoRow; m = indexes_[s].next(m)) {
-        positions.push_back(static_cast<std::uint32_t>(i));
-        matches.push_back(m);
-      }
-    }
+    indexes_[s].probe_all(probe, batch.rows[step.probe_table], positions, matches);
     batch.keep(positions);
     batch.rows[step.dimension] = std::move(matches);
     for (const auto& f : step.filters) batch.keep(evaluator.select(*f, all_positions(batch.size)));
@@ -404,20 +428,28 @@ void Groups::consume(const Batch& batch, const Evaluator& rows, const std::vecto
       for (std::size_t a = 0; a < aggregates.size(); ++a) aggregates[a].update_rows(group_of_row, &arguments[a]);
       continue;
     }
-    for (std::size_t i = 0; i < count; ++i) {
+    group_of_row.resize(count);
+    if (sets[s].empty() && !ordered && count > 0) {
+      // The empty grouping set (an aggregate without GROUP BY): one group.
       key_bytes.clear();
-      for (int k : sets[s]) append_key_bytes(key_values[k], i, key_bytes);
-      std::uint32_t g;
-      if (!ordered) {
-        g = find_or_add(s, key_bytes, key_values, i);
-      } else if (!set_of.empty() && key_bytes == last_key_) {
-        g = static_cast<std::uint32_t>(set_of.size() - 1);
-      } else {
-        g = add(s, key_values, i);
-        last_key_ = key_bytes;
+      std::fill(group_of_row.begin(), group_of_row.end(), find_or_add(s, key_bytes, key_values, 0));
+    } else {
+      for (std::size_t i = 0; i < count; ++i) {
+        key_bytes.clear();
+        for (int k : sets[s]) append_key_bytes(key_values[k], i, key_bytes);
+        std::uint32_t g;
+        if (!ordered) {
+          g = find_or_add(s, key_bytes, key_values, i);
+        } else if (!set_of.empty() && key_bytes == last_key_) {
+          g = static_cast<std::uint32_t>(set_of.size() - 1);
+        } else {
+          g = add(s, key_values, i);
+          last_key_ = key_bytes;
+        }
+        group_of_row[i] = g;
       }
-      for (std::size_t a = 0; a < aggregates.size(); ++a) aggregates[a].update(g, &arguments[a], i);
     }
+    for (std::size_t a = 0; a < aggregates.size(); ++a) aggregates[a].update_rows(group_of_row, &arguments[a]);
   }
 }
 

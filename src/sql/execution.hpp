@@ -52,6 +52,10 @@ class DimensionIndex {
   // The first dimension row whose key equals row `r` of `probe` (same type), or kNoRow.
   std::uint32_t first(const table::Column& probe, std::uint32_t r) const;
   std::uint32_t next(std::uint32_t row) const { return method_ == JoinMethod::ArrayLookup ? kNoRow : next_[row]; }
+  // Every match of the rows `probe_rows` of `probe`: for each, its index in
+  // probe_rows (`positions`) and the dimension row (`matches`), in order.
+  void probe_all(const table::Column& probe, const std::vector<std::uint32_t>& probe_rows,
+                 std::vector<std::uint32_t>& positions, std::vector<std::uint32_t>& matches) const;
 
  private:
   JoinMethod method_;
