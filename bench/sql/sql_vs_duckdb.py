@@ -171,16 +171,17 @@ def workloads(args):
     """(group, database, tables, generator calls, [(query name, text)])."""
     queries_dir = os.path.join(REPO, "tests", "sql", "queries")
     ssb = sorted(f for f in os.listdir(queries_dir) if f.startswith("ssb_"))
-    for sf in args.scales:
+    for sf in (args.scales if "star" in args.workloads else []):
         db = os.path.join(args.work, "sf%s" % sf)
         texts = [("TPC-H Q1", open(os.path.join(queries_dir, "tpch_q1.sql")).read())]
         texts += [("SSB " + f[4:-4].upper(), open(os.path.join(queries_dir, f)).read()) for f in ssb]
         yield ("SF %s" % sf, db, ["lineitem", "lineorder", "date", "customer", "supplier", "part"],
                [("ssb", sf, ()), ("lineitem", sf, ())], texts)
-    db = os.path.join(args.work, "sales%s" % args.sales_scale)
-    yield ("sales-flat scale %s" % args.sales_scale, db, ["sales"], [("sales-flat", args.sales_scale, ())],
-           [("ROLLUP x ROLLUP", SALES_ROLLUP), ("CUBE(year, month, group, product)", SALES_CUBE)])
-    for theta in args.thetas:
+    if "sales" in args.workloads:
+        db = os.path.join(args.work, "sales%s" % args.sales_scale)
+        yield ("sales-flat scale %s" % args.sales_scale, db, ["sales"], [("sales-flat", args.sales_scale, ())],
+               [("ROLLUP x ROLLUP", SALES_ROLLUP), ("CUBE(year, month, group, product)", SALES_CUBE)])
+    for theta in (args.thetas if "zipf" in args.workloads else []):
         db = os.path.join(args.work, "zipf%s-theta%s" % (args.zipf_scale, theta))
         yield ("zipf scale %s, theta %s" % (args.zipf_scale, theta), db, ["f", "d1"],
                [("zipf", args.zipf_scale, ("--theta", str(theta)))],
@@ -198,6 +199,8 @@ def main():
     parser.add_argument("--sales-scale", default="1", help="sales-flat scale (25 M rows at 1)")
     parser.add_argument("--zipf-scale", default="1", help="zipf scale (10 M rows of f at 1)")
     parser.add_argument("--thetas", nargs="+", default=["0", "1", "2"])
+    parser.add_argument("--workloads", nargs="+", default=["star", "sales", "zipf"],
+                        help="star (TPC-H Q1 and SSB at --scales), sales (sales-flat), zipf (the contention queries)")
     parser.add_argument("--threads", type=int, default=os.cpu_count())
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--serial-repeat", type=int, default=3)
