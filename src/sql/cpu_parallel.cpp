@@ -54,6 +54,8 @@ QueryResult run_cpu_parallel(const LogicalQuery& q, const PhysicalPlan& plan, co
                        seconds_since(start), 0});
     start = Clock::now();
     Groups merged(q, source, plan.aggregated_sets, q.grouping_sets.size(), limits.max_rows);
+    // Groups are merged, and the lattice derives coarser sets, by their ids.
+    merged.use_perfect_hashes(plan.perfect_hashes);
     std::size_t partials = 0;
     for (auto& groups : local) {
       merged.merge_from(*groups);

@@ -377,7 +377,23 @@ std::uint32_t Groups::add(std::size_t set, const std::vector<ValueVector>& key_v
 void Groups::use_perfect_hashes(const std::vector<PerfectHash>& hashes) {
   perfect = hashes;
   perfect_groups.resize(perfect.size());
-  for (std::size_t s = 0; s < perfect.size(); ++s) perfect_groups[s].assign(perfect[s].slots, kNoRow);
+  hashed_groups.resize(perfect.size());
+  for (std::size_t s = 0; s < perfect.size(); ++s) {
+    if (!perfect[s].hashed) perfect_groups[s].assign(perfect[s].slots, kNoRow);
+  }
+}
+
+std::uint32_t& Groups::group_of_id(std::size_t set, std::uint64_t id) {
+  // unordered_map's references stay valid as it grows.
+  return perfect[set].hashed ? hashed_groups[set].try_emplace(id, kNoRow).first->second : perfect_groups[set][id];
+}
+
+std::uint32_t Groups::add_with_id(std::size_t set, const std::vector<ValueVector>& key_values, std::size_t row,
+                                  std::uint64_t id) {
+  const std::uint32_t g = add(set, key_values, row);
+  perfect_id.resize(set_of.size(), kNoId);
+  perfect_id[g] = id;
+  return g;
 }
 
 void Groups::consume(const Batch& batch, const Evaluator& rows, const std::vector<std::size_t>& fed) {
@@ -413,14 +429,14 @@ void Groups::consume(const Batch& batch, const Evaluator& rows, const std::vecto
       }
       group_of_row.resize(count);
       for (std::size_t i = 0; i < count; ++i) {
-        std::uint32_t& g = perfect_groups[s][slots[i]];
+        std::uint32_t& g = group_of_id(s, slots[i]);
         if (g == kNoRow) {
           if (all_perfect) {
             std::vector<ValueVector> one_row;
             for (const auto& k : q.group_keys) one_row.push_back(rows.evaluate(*k, {static_cast<std::uint32_t>(i)}));
-            g = add(s, one_row, 0);
+            g = add_with_id(s, one_row, 0, slots[i]);
           } else {
-            g = add(s, key_values, i);
+            g = add_with_id(s, key_values, i, slots[i]);
           }
         }
         group_of_row[i] = g;
@@ -457,9 +473,17 @@ void Groups::merge_from(const Groups& other) {
   std::string key_bytes;
   for (std::uint32_t og = 0; og < other.set_of.size(); ++og) {
     const std::size_t s = other.set_of[og];
-    key_bytes.clear();
-    for (int k : sets[s]) append_key_bytes(other.keys[k], og, key_bytes);
-    std::uint32_t g = find_or_add(s, key_bytes, other.keys, og);
+    std::uint32_t g;
+    const std::uint64_t id = og < other.perfect_id.size() ? other.perfect_id[og] : kNoId;
+    if (id != kNoId && s < perfect.size() && perfect[s].slots > 0) {
+      std::uint32_t& slot = group_of_id(s, id);
+      if (slot == kNoRow) slot = add_with_id(s, other.keys, og, id);
+      g = slot;
+    } else {
+      key_bytes.clear();
+      for (int k : sets[s]) append_key_bytes(other.keys[k], og, key_bytes);
+      g = find_or_add(s, key_bytes, other.keys, og);
+    }
     for (std::size_t a = 0; a < aggregates.size(); ++a) aggregates[a].merge(g, other.aggregates[a], og);
   }
 }
@@ -484,13 +508,35 @@ std::vector<std::string> Groups::derive(std::vector<std::size_t> computed) {
       if (set_of[g] == parent) parent_groups.push_back(g);
     }
     std::string key_bytes;
+    // Where both sets have perfect-hash ids, the child's id is the parent's
+    // digits of the child's keys, re-weighted: no key bytes, no string hash.
+    const bool by_ids = s < perfect.size() && parent < perfect.size() && perfect[s].slots > 0 &&
+                        perfect[parent].slots > 0;
+    std::vector<const PerfectHash::Key*> parent_key_of;  // per key of s: the same key in the parent's hash
+    for (std::size_t j = 0; by_ids && j < sets[s].size(); ++j) {
+      const auto at = std::find(sets[parent].begin(), sets[parent].end(), sets[s][j]) - sets[parent].begin();
+      parent_key_of.push_back(&perfect[parent].keys[static_cast<std::size_t>(at)]);
+    }
     for (std::uint32_t pg : parent_groups) {
-      key_bytes.clear();
-      for (int k : sets[s]) append_key_bytes(keys[k], pg, key_bytes);
-      std::uint32_t g = find_or_add(s, key_bytes, keys, pg);
+      std::uint32_t g;
+      const std::uint64_t parent_id = by_ids && pg < perfect_id.size() ? perfect_id[pg] : kNoId;
+      if (parent_id != kNoId) {
+        std::uint64_t id = 0;
+        for (std::size_t j = 0; j < sets[s].size(); ++j) {
+          const PerfectHash::Key& from = *parent_key_of[j];
+          id += (parent_id / from.stride) % from.radix * perfect[s].keys[j].stride;
+        }
+        std::uint32_t& slot = group_of_id(s, id);
+        if (slot == kNoRow) slot = add_with_id(s, keys, pg, id);
+        g = slot;
+      } else {
+        key_bytes.clear();
+        for (int k : sets[s]) append_key_bytes(keys[k], pg, key_bytes);
+        g = find_or_add(s, key_bytes, keys, pg);
+      }
       for (auto& a : aggregates) a.merge(g, a, pg);
     }
-    group_count[s] = per_set[s].size();
+    group_count[s] = static_cast<std::size_t>(std::count(set_of.begin(), set_of.end(), static_cast<std::uint32_t>(s)));
     lines.push_back("set " + std::to_string(s + 1) + " (" + std::to_string(group_count[s]) + " groups) from set " +
                     std::to_string(parent + 1) + " (" + std::to_string(parent_groups.size()) + " groups)");
     computed.push_back(s);

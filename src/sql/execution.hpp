@@ -135,6 +135,9 @@ struct Groups {
   // the group of each slot.
   std::vector<PerfectHash> perfect;
   std::vector<std::vector<std::uint32_t>> perfect_groups;
+  std::vector<std::unordered_map<std::uint64_t, std::uint32_t>> hashed_groups;  // sets whose ids are hashed
+  std::vector<std::uint64_t> perfect_id;  // per group: its id in its set's perfect hash, or kNoId
+  static constexpr std::uint64_t kNoId = ~std::uint64_t{0};
   void use_perfect_hashes(const std::vector<PerfectHash>& hashes);
 
   // Aggregates the batch's rows into the sets `fed`.
@@ -166,6 +169,9 @@ struct Groups {
   std::uint32_t add(std::size_t set, const std::vector<ValueVector>& key_values, std::size_t row);
   std::uint32_t find_or_add(std::size_t set, const std::string& key_bytes, const std::vector<ValueVector>& key_values,
                             std::size_t row);
+  // The group of set `set` whose perfect-hash id is `id`, or kNoRow.
+  std::uint32_t& group_of_id(std::size_t set, std::uint64_t id);
+  std::uint32_t add_with_id(std::size_t set, const std::vector<ValueVector>& key_values, std::size_t row, std::uint64_t id);
 };
 
 // HAVING, the select list, ORDER BY and OFFSET/LIMIT over the groups.

@@ -132,7 +132,9 @@ PerfectHash perfect_hash_of(const LogicalQuery& q, const std::vector<int>& set) 
       part.min = lo;
       cardinality = static_cast<std::uint64_t>(hi - lo + 1);
     }
-    if (cardinality + 1 > kMostPerfectSlots || slots * (cardinality + 1) > kMostPerfectSlots) return {};
+    // Ids up to 2^62: beyond the array's limit they are hashed.
+    if (cardinality + 1 > kMostPerfectSlots || slots > (std::uint64_t{1} << 62) / (cardinality + 1)) return {};
+    part.radix = cardinality + 1;
     slots *= cardinality + 1;
     hash.keys.push_back(part);
   }
@@ -275,15 +277,15 @@ PhysicalPlan plan_query(const LogicalQuery& q, const SourceText& source, const P
       std::string perfect;
       plan.perfect_hashes.resize(plan.aggregated_sets.size());
       std::uint64_t budget = 4 * kMostPerfectSlots;  // slots of all sets, per thread
-      for (std::size_t s : plan.fed_sets) {
+      for (std::size_t s = 0; s < plan.aggregated_sets.size(); ++s) {
         PerfectHash hash = perfect_hash_of(q, plan.aggregated_sets[s]);
-        if (hash.slots > budget) continue;
-        budget -= hash.slots;
+        if (hash.slots == 0) continue;
+        const bool fed = std::find(plan.fed_sets.begin(), plan.fed_sets.end(), s) != plan.fed_sets.end();
+        hash.hashed = !fed || hash.slots > kMostPerfectSlots || hash.slots > budget;
+        if (!hash.hashed) budget -= hash.slots;
+        perfect += (perfect.empty() ? "" : ", ") + std::string("set ") + std::to_string(s + 1) + ": " +
+                   std::to_string(hash.slots) + (hash.hashed ? " ids, hashed" : " slots");
         plan.perfect_hashes[s] = std::move(hash);
-        if (plan.perfect_hashes[s].slots > 0) {
-          perfect += (perfect.empty() ? "" : ", ") + std::string("set ") + std::to_string(s + 1) + ": " +
-                     std::to_string(plan.perfect_hashes[s].slots) + " slots";
-        }
       }
       if (!perfect.empty()) {
         plan.aggregation_why += "; group ids straight from dictionary codes and small integer ranges (a perfect hash; " +
