@@ -469,9 +469,29 @@ void Groups::consume(const Batch& batch, const Evaluator& rows, const std::vecto
   }
 }
 
-void Groups::merge_from(const Groups& other) {
+std::vector<std::uint8_t> Groups::parts_of_groups(std::size_t parts) const {
+  std::vector<std::uint8_t> part_of(set_of.size());
+  std::string key_bytes;
+  for (std::uint32_t g = 0; g < set_of.size(); ++g) {
+    const std::size_t s = set_of[g];
+    std::uint64_t h;
+    if (g < perfect_id.size() && perfect_id[g] != kNoId) {
+      h = perfect_id[g];
+    } else {
+      key_bytes.clear();
+      for (int k : sets[s]) append_key_bytes(keys[k], g, key_bytes);
+      h = std::hash<std::string>()(key_bytes);
+    }
+    h = (h ^ (s * 0x9E3779B97F4A7C15ull)) * 0xBF58476D1CE4E5B9ull;  // mix, so that parts are even
+    part_of[g] = static_cast<std::uint8_t>((h >> 32) % parts);
+  }
+  return part_of;
+}
+
+void Groups::merge_from(const Groups& other, const std::vector<std::uint8_t>* part_of, std::uint8_t part) {
   std::string key_bytes;
   for (std::uint32_t og = 0; og < other.set_of.size(); ++og) {
+    if (part_of && (*part_of)[og] != part) continue;
     const std::size_t s = other.set_of[og];
     std::uint32_t g;
     const std::uint64_t id = og < other.perfect_id.size() ? other.perfect_id[og] : kNoId;

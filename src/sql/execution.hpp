@@ -142,8 +142,13 @@ struct Groups {
 
   // Aggregates the batch's rows into the sets `fed`.
   void consume(const Batch& batch, const Evaluator& rows, const std::vector<std::size_t>& fed);
-  // Folds another Groups of the same sets (a thread's) into this one.
-  void merge_from(const Groups& other);
+  // Folds another Groups of the same sets (a thread's) into this one; with
+  // `part_of`, only its groups of part `part` (see parts_of_groups).
+  void merge_from(const Groups& other, const std::vector<std::uint8_t>* part_of = nullptr, std::uint8_t part = 0);
+  // Splits the groups into `parts` (at most 256) parts by a hash of their
+  // set and id (or key bytes): a group falls in the same part in every
+  // thread's Groups, so the parts merge independently.
+  std::vector<std::uint8_t> parts_of_groups(std::size_t parts) const;
   // Fills every set not in `computed` from the smallest computed set that
   // contains it; returns a line per derived set saying from which.
   std::vector<std::string> derive(std::vector<std::size_t> computed);
