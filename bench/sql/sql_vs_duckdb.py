@@ -141,12 +141,13 @@ def plan_choice(binary, db, text):
     """The plan's choices in one line: aggregation (ordered, perfect hash or
     hash), lattice or per-set for several grouping sets, each join's method."""
     out = gpuolap(binary, "sql", "--db", db, "--engine", "cpu-parallel", "--format", "csv", "EXPLAIN " + text).stdout
-    lines = [l.strip().strip('"') for l in out.splitlines()[1:]]
+    lines = [l.strip().strip('"').strip() for l in out.splitlines()[1:]]
     picks = []
     for l in lines:
         if l.startswith("Aggregate ("):
             picks.append("ordered" if l.startswith("Aggregate (ordered") else
-                         "perfect hash" if "perfect hash" in l else "hash")
+                         ("perfect hash (ids hashed)" if "hashed" in l.split("set 1:")[-1].split(", set")[0] else "perfect hash")
+                         if "perfect hash" in l else "hash")
         elif l.startswith("grouping sets by the lattice"):
             picks.append("lattice")
         elif l.startswith("grouping sets by one pass") and "one grouping set" not in l:
