@@ -665,16 +665,33 @@ bool Evaluator::select_on_column(const Expr& e, const std::vector<std::uint32_t>
   if (value.is_null(0)) return true;  // NULL: the comparison is never true
   const std::int64_t y = value.ints[0];
   const CompareOp op = column_child == 0 ? compare_op(e.op) : flipped(compare_op(e.op));
-  auto keep_where = [&](auto values) {
-    kept.reserve(positions.size());
+  // Branch-free: every position is written, the count advances where the
+  // row passes (filters of random data mispredict half their branches).
+  kept.resize(positions.size());
+  std::size_t k = 0;
+  const std::uint8_t* nulls = column->nulls.empty() ? nullptr : column->nulls.data();
+  auto keep_where = [&](const auto* values, auto test) {
     for (std::size_t i = 0; i < positions.size(); ++i) {
       const std::uint32_t r = rows[i];
-      const std::int64_t x = values[r];
-      if (holds(op, (x > y) - (x < y)) && !column->is_null(r)) kept.push_back(positions[i]);
+      bool pass = test(static_cast<std::int64_t>(values[r]));
+      if (nulls) pass &= !nulls[r];
+      kept[k] = positions[i];
+      k += pass;
     }
   };
-  if (column->type == table::ColumnType::Int64) keep_where(column->int64s.data());
-  else keep_where(column->int32s.data());
+  auto with_op = [&](const auto* values) {
+    switch (op) {
+      case CompareOp::Eq: keep_where(values, [y](std::int64_t x) { return x == y; }); break;
+      case CompareOp::Ne: keep_where(values, [y](std::int64_t x) { return x != y; }); break;
+      case CompareOp::Lt: keep_where(values, [y](std::int64_t x) { return x < y; }); break;
+      case CompareOp::Le: keep_where(values, [y](std::int64_t x) { return x <= y; }); break;
+      case CompareOp::Gt: keep_where(values, [y](std::int64_t x) { return x > y; }); break;
+      case CompareOp::Ge: keep_where(values, [y](std::int64_t x) { return x >= y; }); break;
+    }
+  };
+  if (column->type == table::ColumnType::Int64) with_op(column->int64s.data());
+  else with_op(column->int32s.data());
+  kept.resize(k);
   return true;
 }
 
