@@ -68,6 +68,14 @@ void too_many(std::uint64_t limit, const char* what) {
 }
 
 void Batch::keep(const std::vector<std::uint32_t>& positions) {
+  // Every row kept once, in order (a join that matched each row once, a
+  // filter that kept all): nothing to copy. A hash join's repeated matches
+  // can make as many positions without being this.
+  if (positions.size() == size) {
+    std::uint32_t i = 0;
+    while (i < positions.size() && positions[i] == i) ++i;
+    if (i == positions.size()) return;
+  }
   for (auto& r : rows) {
     if (r.empty()) continue;
     std::vector<std::uint32_t> kept(positions.size());
