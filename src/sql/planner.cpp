@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 
 #include "sql/binder.hpp"
 
@@ -102,7 +103,11 @@ constexpr std::uint64_t kMostPerfectSlots = std::uint64_t{1} << 20;
 
 // A perfect hash of the set's keys, or one of no slots when a key is not a
 // column or the product of the cardinalities is too large.
-PerfectHash perfect_hash_of(const LogicalQuery& q, const std::vector<int>& set) {
+// The least and greatest value of each integer key column, found once a
+// query: a CUBE's sets share their columns.
+using ColumnRanges = std::map<std::pair<int, int>, std::pair<std::int64_t, std::int64_t>>;
+
+PerfectHash perfect_hash_of(const LogicalQuery& q, const std::vector<int>& set, ColumnRanges& ranges) {
   PerfectHash hash;
   if (set.empty()) return hash;
   std::uint64_t slots = 1;
@@ -117,13 +122,18 @@ PerfectHash perfect_hash_of(const LogicalQuery& q, const std::vector<int>& set) 
     } else if (c.type == table::ColumnType::Double) {
       return {};
     } else {
-      std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = std::numeric_limits<std::int64_t>::min();
-      for (std::size_t r = 0; r < column_rows(c); ++r) {
-        if (c.is_null(r)) continue;
-        std::int64_t v = c.type == table::ColumnType::Int64 ? c.int64s[r] : c.int32s[r];
-        lo = std::min(lo, v);
-        hi = std::max(hi, v);
+      auto [known, fresh] = ranges.try_emplace({key.table, key.column});
+      if (fresh) {
+        std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = std::numeric_limits<std::int64_t>::min();
+        for (std::size_t r = 0; r < column_rows(c); ++r) {
+          if (c.is_null(r)) continue;
+          std::int64_t v = c.type == table::ColumnType::Int64 ? c.int64s[r] : c.int32s[r];
+          lo = std::min(lo, v);
+          hi = std::max(hi, v);
+        }
+        known->second = {lo, hi};
       }
+      auto [lo, hi] = known->second;
       if (lo > hi) {
         lo = hi = 0;
       } else if (static_cast<unsigned __int128>(static_cast<__int128>(hi) - lo + 1) > kMostPerfectSlots) {
@@ -277,8 +287,9 @@ PhysicalPlan plan_query(const LogicalQuery& q, const SourceText& source, const P
       std::string perfect;
       plan.perfect_hashes.resize(plan.aggregated_sets.size());
       std::uint64_t budget = 4 * kMostPerfectSlots;  // slots of all sets, per thread
+      ColumnRanges ranges;
       for (std::size_t s = 0; s < plan.aggregated_sets.size(); ++s) {
-        PerfectHash hash = perfect_hash_of(q, plan.aggregated_sets[s]);
+        PerfectHash hash = perfect_hash_of(q, plan.aggregated_sets[s], ranges);
         if (hash.slots == 0) continue;
         const bool fed = std::find(plan.fed_sets.begin(), plan.fed_sets.end(), s) != plan.fed_sets.end();
         hash.hashed = !fed || hash.slots > kMostPerfectSlots || hash.slots > budget;
