@@ -116,6 +116,8 @@ int run_shell(const ShellOptions& o);
 struct SqlCommandOptions {
   std::string db, engine = "cpu-serial", grouping_sets = "auto", format = "csv", query, file;
   uint64_t max_rows = 10'000'000;
+  // Runs of the query after a warm-up run, tables in memory; 0: one run, tables read from disk.
+  uint64_t repeat = 0;
   bool timing = false;
 };
 int run_sql(const SqlCommandOptions& o);

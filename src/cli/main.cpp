@@ -271,6 +271,11 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   sq->add_option("-f,--file", sql.file, "Read the query from this file");
+  sq->add_option("--repeat", sql.repeat,
+                 "Read the tables once, run the query once to warm up and then N times; with --timing, print the "
+                 "median and minimum time of the N runs (tables in memory)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   sq->add_option("query", sql.query, "The query (SELECT ... or EXPLAIN SELECT ...)");
   auto* table = app.add_subcommand("table", "Relational tables in a database directory: load a CSV, list, describe");
   table->require_subcommand(1);

@@ -17,6 +17,10 @@ using namespace execution;
 
 namespace {
 using Clock = std::chrono::steady_clock;
+// Above this many groups in the thread-local tables together, they are
+// merged in parallel parts: a serial merge of T tables of G groups each costs
+// T x G hash operations on one core.
+constexpr std::size_t kParallelMergeGroups = std::size_t{1} << 16;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 }  // namespace
 
@@ -54,13 +58,39 @@ QueryResult run_cpu_parallel(const LogicalQuery& q, const PhysicalPlan& plan, co
                        seconds_since(start), 0});
     start = Clock::now();
     Groups merged(q, source, plan.aggregated_sets, q.grouping_sets.size(), limits.max_rows);
-    std::size_t partials = 0;
+    // Groups are merged, and the lattice derives coarser sets, by their ids.
+    merged.use_perfect_hashes(plan.perfect_hashes);
+    std::vector<const Groups*> partial;
+    std::size_t partial_groups = 0;
     for (auto& groups : local) {
-      merged.merge_from(*groups);
-      ++partials;
+      partial.push_back(groups.get());
+      partial_groups += groups->set_of.size();
     }
-    timings.push_back({"merge " + std::to_string(partials) + " thread-local tables", seconds_since(start),
-                       merged.set_of.size()});
+    std::string how = "merge " + std::to_string(partial.size()) + " thread-local tables";
+    // T tables of G groups: serially T x G hash operations; in parts about
+    // T x G / threads, then G for the parts: a gain from 3 tables on.
+    if (partial.size() > 2 && partial_groups > kParallelMergeGroups) {
+      // Many groups: merged part by part in parallel (a group is in the
+      // same part in every thread's table), then the parts, each group once.
+      const std::size_t parts = std::min<std::size_t>(256, 2 * static_cast<std::size_t>(threads));
+      std::vector<std::vector<std::uint8_t>> part_of(partial.size());
+      tbb::parallel_for(std::size_t{0}, partial.size(), [&](std::size_t t) { part_of[t] = partial[t]->parts_of_groups(parts); });
+      std::vector<PerfectHash> hashed_ids = plan.perfect_hashes;  // a part's ids are few: hashed, no arrays
+      for (auto& h : hashed_ids) h.hashed = true;
+      std::vector<std::unique_ptr<Groups>> merged_parts(parts);
+      tbb::parallel_for(std::size_t{0}, parts, [&](std::size_t p) {
+        merged_parts[p] = std::make_unique<Groups>(q, source, plan.aggregated_sets, q.grouping_sets.size(), limits.max_rows);
+        merged_parts[p]->use_perfect_hashes(hashed_ids);
+        for (std::size_t t = 0; t < partial.size(); ++t) {
+          merged_parts[p]->merge_from(*partial[t], &part_of[t], static_cast<std::uint8_t>(p));
+        }
+      });
+      for (const auto& m : merged_parts) merged.merge_from(*m);
+      how += " in " + std::to_string(parts) + " parts in parallel";
+    } else {
+      for (const Groups* groups : partial) merged.merge_from(*groups);
+    }
+    timings.push_back({how, seconds_since(start), merged.set_of.size()});
     if (plan.fed_sets.size() < plan.aggregated_sets.size()) {
       start = Clock::now();
       std::vector<std::string> lines = merged.derive(plan.fed_sets);

@@ -17,20 +17,33 @@ double seconds_since(Clock::time_point t) { return std::chrono::duration<double>
 
 ValueVector gather(const table::Column& c, const std::vector<std::uint32_t>& rows,
                    const std::vector<std::uint32_t>& positions) {
+  // Written in place (no push per row): the leaves of every expression of
+  // every batch come through here.
+  const std::size_t n = positions.size();
   ValueVector out(column_sql_type(c.type));
-  out.reserve(positions.size());
-  for (std::uint32_t p : positions) {
-    std::uint32_t r = rows[p];
-    if (c.is_null(r)) {
-      out.push_null();
-      continue;
-    }
-    switch (c.type) {
-      case table::ColumnType::Int64: out.push_int(c.int64s[r]); break;
-      case table::ColumnType::Double: out.push_double(c.doubles[r]); break;
-      case table::ColumnType::Date: out.push_int(c.int32s[r]); break;
-      case table::ColumnType::String: out.push_string(c.dictionary[c.int32s[r]]); break;
-    }
+  out.nulls.assign(n, 0);
+  if (!c.nulls.empty()) {
+    for (std::size_t i = 0; i < n; ++i) out.nulls[i] = c.nulls[rows[positions[i]]];
+  }
+  switch (c.type) {
+    case table::ColumnType::Int64:
+      out.ints.resize(n);
+      for (std::size_t i = 0; i < n; ++i) out.ints[i] = c.int64s[rows[positions[i]]];
+      break;
+    case table::ColumnType::Double:
+      out.doubles.resize(n);
+      for (std::size_t i = 0; i < n; ++i) out.doubles[i] = c.doubles[rows[positions[i]]];
+      break;
+    case table::ColumnType::Date:
+      out.ints.resize(n);
+      for (std::size_t i = 0; i < n; ++i) out.ints[i] = c.int32s[rows[positions[i]]];
+      break;
+    case table::ColumnType::String:
+      out.strings.resize(n);
+      for (std::size_t i = 0; i < n; ++i) {
+        if (!out.nulls[i]) out.strings[i] = c.dictionary[c.int32s[rows[positions[i]]]];
+      }
+      break;
   }
   return out;
 }
@@ -55,6 +68,14 @@ void too_many(std::uint64_t limit, const char* what) {
 }
 
 void Batch::keep(const std::vector<std::uint32_t>& positions) {
+  // Every row kept once, in order (a join that matched each row once, a
+  // filter that kept all): nothing to copy. A hash join's repeated matches
+  // can make as many positions without being this.
+  if (positions.size() == size) {
+    std::uint32_t i = 0;
+    while (i < positions.size() && positions[i] == i) ++i;
+    if (i == positions.size()) return;
+  }
   for (auto& r : rows) {
     if (r.empty()) continue;
     std::vector<std::uint32_t> kept(positions.size());
@@ -66,6 +87,16 @@ void Batch::keep(const std::vector<std::uint32_t>& positions) {
 
 ValueVector BatchColumns::leaf(const Expr& e, const std::vector<std::uint32_t>& positions) const {
   return gather(q_.tables[e.table].table->columns[e.column], b_.rows[e.table], positions);
+}
+
+const table::Column* BatchColumns::input_column(const Expr& e, const std::vector<std::uint32_t>& positions,
+                                                std::vector<std::uint32_t>& rows) const {
+  if (e.kind != ExprKind::InputColumn) return nullptr;
+  const table::Column& c = q_.tables[e.table].table->columns[e.column];
+  const std::vector<std::uint32_t>& table_rows = b_.rows[e.table];
+  rows.resize(positions.size());
+  for (std::size_t i = 0; i < positions.size(); ++i) rows[i] = table_rows[positions[i]];
+  return &c;
 }
 
 DimensionIndex::DimensionIndex(const table::Column& key, const JoinStep& step, const std::vector<std::uint8_t>& allowed)
@@ -89,6 +120,37 @@ DimensionIndex::DimensionIndex(const table::Column& key, const JoinStep& step, c
   }
 }
 
+
+void DimensionIndex::probe_all(const table::Column& probe, const std::vector<std::uint32_t>& probe_rows,
+                               std::vector<std::uint32_t>& positions, std::vector<std::uint32_t>& matches) const {
+  const std::size_t n = probe_rows.size();
+  positions.clear();
+  matches.clear();
+  positions.reserve(n);
+  matches.reserve(n);
+  if (method_ == JoinMethod::ArrayLookup && probe.nulls.empty() && probe.type != table::ColumnType::String &&
+      probe.type != table::ColumnType::Double) {
+    // The star join's common case: one load a row, no per-row dispatch.
+    // Unsigned arithmetic folds "below min" into "beyond the span".
+    auto lookup = [&](const auto* keys) {
+      for (std::size_t i = 0; i < n; ++i) {
+        const std::uint64_t slot = static_cast<std::uint64_t>(static_cast<std::int64_t>(keys[probe_rows[i]]) - min_);
+        if (slot >= slots_.size() || slots_[slot] == kNoRow) continue;
+        positions.push_back(static_cast<std::uint32_t>(i));
+        matches.push_back(slots_[slot]);
+      }
+    };
+    if (probe.type == table::ColumnType::Int64) lookup(probe.int64s.data());
+    else lookup(probe.int32s.data());
+    return;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::uint32_t m = first(probe, probe_rows[i]); m != kNoRow; m = next(m)) {
+      positions.push_back(static_cast<std::uint32_t>(i));
+      matches.push_back(m);
+    }
+  }
+}
 
 std::uint32_t DimensionIndex::first(const table::Column& probe, std::uint32_t r) const {
   if (probe.is_null(r)) return kNoRow;
@@ -149,6 +211,26 @@ void AggregateState::update(std::uint32_t g, const ValueVector* arg, std::size_t
       break;
     default: break;
   }
+}
+
+void AggregateState::update_rows(const std::vector<std::uint32_t>& groups, const ValueVector* arg) {
+  const std::size_t n = groups.size();
+  // The common aggregates in one loop each, without the per-row dispatch;
+  // the sums add the rows in the same order as update() would.
+  if (call_->function == AggregateFunction::CountStar) {
+    for (std::size_t i = 0; i < n; ++i) ++count_[groups[i]];
+    return;
+  }
+  const bool sum = call_->function == AggregateFunction::Sum || call_->function == AggregateFunction::Avg;
+  if (sum && !call_->distinct && arg->type == SqlType::Double) {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (arg->nulls[i]) continue;
+      ++count_[groups[i]];
+      double_sum_[groups[i]] += arg->doubles[i];
+    }
+    return;
+  }
+  for (std::size_t i = 0; i < n; ++i) update(groups[i], arg, i);
 }
 
 ValueVector AggregateState::finish() const {
@@ -259,14 +341,7 @@ Batch JoinedRows::rows(std::size_t begin, std::size_t end, PipelineTimes& times)
     const JoinStep& step = plan_.joins[s];
     const table::Column& probe = q_.tables[step.probe_table].table->columns[step.probe_column];
     std::vector<std::uint32_t> positions, matches;
-    positions.reserve(batch.size);
-    matches.reserve(batch.size);
-    for (std::size_t i = 0; i < batch.size; ++i) {
-      for (std::uint32_t m = indexes_[s].first(probe, batch.rows[step.probe_table][i]); m != kNoRow; m = indexes_[s].next(m)) {
-        positions.push_back(static_cast<std::uint32_t>(i));
-        matches.push_back(m);
-      }
-    }
+    indexes_[s].probe_all(probe, batch.rows[step.probe_table], positions, matches);
     batch.keep(positions);
     batch.rows[step.dimension] = std::move(matches);
     for (const auto& f : step.filters) batch.keep(evaluator.select(*f, all_positions(batch.size)));
@@ -310,7 +385,23 @@ std::uint32_t Groups::add(std::size_t set, const std::vector<ValueVector>& key_v
 void Groups::use_perfect_hashes(const std::vector<PerfectHash>& hashes) {
   perfect = hashes;
   perfect_groups.resize(perfect.size());
-  for (std::size_t s = 0; s < perfect.size(); ++s) perfect_groups[s].assign(perfect[s].slots, kNoRow);
+  hashed_groups.resize(perfect.size());
+  for (std::size_t s = 0; s < perfect.size(); ++s) {
+    if (!perfect[s].hashed) perfect_groups[s].assign(perfect[s].slots, kNoRow);
+  }
+}
+
+std::uint32_t& Groups::group_of_id(std::size_t set, std::uint64_t id) {
+  // unordered_map's references stay valid as it grows.
+  return perfect[set].hashed ? hashed_groups[set].try_emplace(id, kNoRow).first->second : perfect_groups[set][id];
+}
+
+std::uint32_t Groups::add_with_id(std::size_t set, const std::vector<ValueVector>& key_values, std::size_t row,
+                                  std::uint64_t id) {
+  const std::uint32_t g = add(set, key_values, row);
+  perfect_id.resize(set_of.size(), kNoId);
+  perfect_id[g] = id;
+  return g;
 }
 
 void Groups::consume(const Batch& batch, const Evaluator& rows, const std::vector<std::size_t>& fed) {
@@ -328,6 +419,7 @@ void Groups::consume(const Batch& batch, const Evaluator& rows, const std::vecto
   for (const auto& a : q.aggregates) arguments.push_back(a.argument ? rows.evaluate(*a.argument, positions) : ValueVector());
   std::string key_bytes;
   std::vector<std::uint64_t> slots;
+  std::vector<std::uint32_t> group_of_row;
   for (std::size_t s : fed) {
     if (s < perfect.size() && perfect[s].slots > 0) {
       slots.assign(count, 0);
@@ -343,45 +435,83 @@ void Groups::consume(const Batch& batch, const Evaluator& rows, const std::vecto
           slots[i] += static_cast<std::uint64_t>(v + 1) * key.stride;
         }
       }
+      group_of_row.resize(count);
       for (std::size_t i = 0; i < count; ++i) {
-        std::uint32_t& g = perfect_groups[s][slots[i]];
+        std::uint32_t& g = group_of_id(s, slots[i]);
         if (g == kNoRow) {
           if (all_perfect) {
             std::vector<ValueVector> one_row;
             for (const auto& k : q.group_keys) one_row.push_back(rows.evaluate(*k, {static_cast<std::uint32_t>(i)}));
-            g = add(s, one_row, 0);
+            g = add_with_id(s, one_row, 0, slots[i]);
           } else {
-            g = add(s, key_values, i);
+            g = add_with_id(s, key_values, i, slots[i]);
           }
         }
-        for (std::size_t a = 0; a < aggregates.size(); ++a) aggregates[a].update(g, &arguments[a], i);
+        group_of_row[i] = g;
       }
+      for (std::size_t a = 0; a < aggregates.size(); ++a) aggregates[a].update_rows(group_of_row, &arguments[a]);
       continue;
     }
-    for (std::size_t i = 0; i < count; ++i) {
+    group_of_row.resize(count);
+    if (sets[s].empty() && !ordered && count > 0) {
+      // The empty grouping set (an aggregate without GROUP BY): one group.
       key_bytes.clear();
-      for (int k : sets[s]) append_key_bytes(key_values[k], i, key_bytes);
-      std::uint32_t g;
-      if (!ordered) {
-        g = find_or_add(s, key_bytes, key_values, i);
-      } else if (!set_of.empty() && key_bytes == last_key_) {
-        g = static_cast<std::uint32_t>(set_of.size() - 1);
-      } else {
-        g = add(s, key_values, i);
-        last_key_ = key_bytes;
+      std::fill(group_of_row.begin(), group_of_row.end(), find_or_add(s, key_bytes, key_values, 0));
+    } else {
+      for (std::size_t i = 0; i < count; ++i) {
+        key_bytes.clear();
+        for (int k : sets[s]) append_key_bytes(key_values[k], i, key_bytes);
+        std::uint32_t g;
+        if (!ordered) {
+          g = find_or_add(s, key_bytes, key_values, i);
+        } else if (!set_of.empty() && key_bytes == last_key_) {
+          g = static_cast<std::uint32_t>(set_of.size() - 1);
+        } else {
+          g = add(s, key_values, i);
+          last_key_ = key_bytes;
+        }
+        group_of_row[i] = g;
       }
-      for (std::size_t a = 0; a < aggregates.size(); ++a) aggregates[a].update(g, &arguments[a], i);
     }
+    for (std::size_t a = 0; a < aggregates.size(); ++a) aggregates[a].update_rows(group_of_row, &arguments[a]);
   }
 }
 
-void Groups::merge_from(const Groups& other) {
+std::vector<std::uint8_t> Groups::parts_of_groups(std::size_t parts) const {
+  std::vector<std::uint8_t> part_of(set_of.size());
+  std::string key_bytes;
+  for (std::uint32_t g = 0; g < set_of.size(); ++g) {
+    const std::size_t s = set_of[g];
+    std::uint64_t h;
+    if (g < perfect_id.size() && perfect_id[g] != kNoId) {
+      h = perfect_id[g];
+    } else {
+      key_bytes.clear();
+      for (int k : sets[s]) append_key_bytes(keys[k], g, key_bytes);
+      h = std::hash<std::string>()(key_bytes);
+    }
+    h = (h ^ (s * 0x9E3779B97F4A7C15ull)) * 0xBF58476D1CE4E5B9ull;  // mix, so that parts are even
+    part_of[g] = static_cast<std::uint8_t>((h >> 32) % parts);
+  }
+  return part_of;
+}
+
+void Groups::merge_from(const Groups& other, const std::vector<std::uint8_t>* part_of, std::uint8_t part) {
   std::string key_bytes;
   for (std::uint32_t og = 0; og < other.set_of.size(); ++og) {
+    if (part_of && (*part_of)[og] != part) continue;
     const std::size_t s = other.set_of[og];
-    key_bytes.clear();
-    for (int k : sets[s]) append_key_bytes(other.keys[k], og, key_bytes);
-    std::uint32_t g = find_or_add(s, key_bytes, other.keys, og);
+    std::uint32_t g;
+    const std::uint64_t id = og < other.perfect_id.size() ? other.perfect_id[og] : kNoId;
+    if (id != kNoId && s < perfect.size() && perfect[s].slots > 0) {
+      std::uint32_t& slot = group_of_id(s, id);
+      if (slot == kNoRow) slot = add_with_id(s, other.keys, og, id);
+      g = slot;
+    } else {
+      key_bytes.clear();
+      for (int k : sets[s]) append_key_bytes(other.keys[k], og, key_bytes);
+      g = find_or_add(s, key_bytes, other.keys, og);
+    }
     for (std::size_t a = 0; a < aggregates.size(); ++a) aggregates[a].merge(g, other.aggregates[a], og);
   }
 }
@@ -406,13 +536,35 @@ std::vector<std::string> Groups::derive(std::vector<std::size_t> computed) {
       if (set_of[g] == parent) parent_groups.push_back(g);
     }
     std::string key_bytes;
+    // Where both sets have perfect-hash ids, the child's id is the parent's
+    // digits of the child's keys, re-weighted: no key bytes, no string hash.
+    const bool by_ids = s < perfect.size() && parent < perfect.size() && perfect[s].slots > 0 &&
+                        perfect[parent].slots > 0;
+    std::vector<const PerfectHash::Key*> parent_key_of;  // per key of s: the same key in the parent's hash
+    for (std::size_t j = 0; by_ids && j < sets[s].size(); ++j) {
+      const auto at = std::find(sets[parent].begin(), sets[parent].end(), sets[s][j]) - sets[parent].begin();
+      parent_key_of.push_back(&perfect[parent].keys[static_cast<std::size_t>(at)]);
+    }
     for (std::uint32_t pg : parent_groups) {
-      key_bytes.clear();
-      for (int k : sets[s]) append_key_bytes(keys[k], pg, key_bytes);
-      std::uint32_t g = find_or_add(s, key_bytes, keys, pg);
+      std::uint32_t g;
+      const std::uint64_t parent_id = by_ids && pg < perfect_id.size() ? perfect_id[pg] : kNoId;
+      if (parent_id != kNoId) {
+        std::uint64_t id = 0;
+        for (std::size_t j = 0; j < sets[s].size(); ++j) {
+          const PerfectHash::Key& from = *parent_key_of[j];
+          id += (parent_id / from.stride) % from.radix * perfect[s].keys[j].stride;
+        }
+        std::uint32_t& slot = group_of_id(s, id);
+        if (slot == kNoRow) slot = add_with_id(s, keys, pg, id);
+        g = slot;
+      } else {
+        key_bytes.clear();
+        for (int k : sets[s]) append_key_bytes(keys[k], pg, key_bytes);
+        g = find_or_add(s, key_bytes, keys, pg);
+      }
       for (auto& a : aggregates) a.merge(g, a, pg);
     }
-    group_count[s] = per_set[s].size();
+    group_count[s] = static_cast<std::size_t>(std::count(set_of.begin(), set_of.end(), static_cast<std::uint32_t>(s)));
     lines.push_back("set " + std::to_string(s + 1) + " (" + std::to_string(group_count[s]) + " groups) from set " +
                     std::to_string(parent + 1) + " (" + std::to_string(parent_groups.size()) + " groups)");
     computed.push_back(s);

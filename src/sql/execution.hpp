@@ -35,6 +35,8 @@ class BatchColumns : public LeafSource {
  public:
   BatchColumns(const LogicalQuery& q, const Batch& b) : q_(q), b_(b) {}
   ValueVector leaf(const Expr& e, const std::vector<std::uint32_t>& positions) const override;
+  const table::Column* input_column(const Expr& e, const std::vector<std::uint32_t>& positions,
+                                    std::vector<std::uint32_t>& rows) const override;
 
  private:
   const LogicalQuery& q_;
@@ -50,6 +52,10 @@ class DimensionIndex {
   // The first dimension row whose key equals row `r` of `probe` (same type), or kNoRow.
   std::uint32_t first(const table::Column& probe, std::uint32_t r) const;
   std::uint32_t next(std::uint32_t row) const { return method_ == JoinMethod::ArrayLookup ? kNoRow : next_[row]; }
+  // Every match of the rows `probe_rows` of `probe`: for each, its index in
+  // probe_rows (`positions`) and the dimension row (`matches`), in order.
+  void probe_all(const table::Column& probe, const std::vector<std::uint32_t>& probe_rows,
+                 std::vector<std::uint32_t>& positions, std::vector<std::uint32_t>& matches) const;
 
  private:
   JoinMethod method_;
@@ -96,6 +102,8 @@ class AggregateState {
       : call_(&call), source_(&source), best_(call.result_type) {}
   void add_group();
   void update(std::uint32_t g, const ValueVector* arg, std::size_t i);
+  // update(groups[i], arg, i) for every row i of a batch, in row order.
+  void update_rows(const std::vector<std::uint32_t>& groups, const ValueVector* arg);
   // Folds group `og` of `other` (the same aggregate) into group `g`.
   void merge(std::uint32_t g, const AggregateState& other, std::uint32_t og);
   ValueVector finish() const;
@@ -127,12 +135,20 @@ struct Groups {
   // the group of each slot.
   std::vector<PerfectHash> perfect;
   std::vector<std::vector<std::uint32_t>> perfect_groups;
+  std::vector<std::unordered_map<std::uint64_t, std::uint32_t>> hashed_groups;  // sets whose ids are hashed
+  std::vector<std::uint64_t> perfect_id;  // per group: its id in its set's perfect hash, or kNoId
+  static constexpr std::uint64_t kNoId = ~std::uint64_t{0};
   void use_perfect_hashes(const std::vector<PerfectHash>& hashes);
 
   // Aggregates the batch's rows into the sets `fed`.
   void consume(const Batch& batch, const Evaluator& rows, const std::vector<std::size_t>& fed);
-  // Folds another Groups of the same sets (a thread's) into this one.
-  void merge_from(const Groups& other);
+  // Folds another Groups of the same sets (a thread's) into this one; with
+  // `part_of`, only its groups of part `part` (see parts_of_groups).
+  void merge_from(const Groups& other, const std::vector<std::uint8_t>* part_of = nullptr, std::uint8_t part = 0);
+  // Splits the groups into `parts` (at most 256) parts by a hash of their
+  // set and id (or key bytes): a group falls in the same part in every
+  // thread's Groups, so the parts merge independently.
+  std::vector<std::uint8_t> parts_of_groups(std::size_t parts) const;
   // Fills every set not in `computed` from the smallest computed set that
   // contains it; returns a line per derived set saying from which.
   std::vector<std::string> derive(std::vector<std::size_t> computed);
@@ -158,6 +174,9 @@ struct Groups {
   std::uint32_t add(std::size_t set, const std::vector<ValueVector>& key_values, std::size_t row);
   std::uint32_t find_or_add(std::size_t set, const std::string& key_bytes, const std::vector<ValueVector>& key_values,
                             std::size_t row);
+  // The group of set `set` whose perfect-hash id is `id`, or kNoRow.
+  std::uint32_t& group_of_id(std::size_t set, std::uint64_t id);
+  std::uint32_t add_with_id(std::size_t set, const std::vector<ValueVector>& key_values, std::size_t row, std::uint64_t id);
 };
 
 // HAVING, the select list, ORDER BY and OFFSET/LIMIT over the groups.

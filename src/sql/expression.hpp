@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "sql/value_vector.hpp"
+#include "table/table.hpp"
 
 namespace gpuolap::sql {
 
@@ -57,6 +58,14 @@ class LeafSource {
  public:
   virtual ~LeafSource() = default;
   virtual ValueVector leaf(const Expr& leaf, const std::vector<std::uint32_t>& positions) const = 0;
+  // Where `leaf` reads a column of a table: that column, and in `rows` its
+  // row at each of `positions`, so that predicates run on the stored values
+  // (integers, dates, dictionary codes). nullptr where the leaf is something else.
+  virtual const table::Column* input_column(const Expr& leaf, const std::vector<std::uint32_t>& positions,
+                                            std::vector<std::uint32_t>& rows) const {
+    (void)leaf, (void)positions, (void)rows;
+    return nullptr;
+  }
 };
 
 // The value of `expr` on the rows `positions`. Errors of evaluation
@@ -73,6 +82,14 @@ class Evaluator {
   ValueVector arithmetic(const Expr& e, const std::vector<std::uint32_t>& positions) const;
   ValueVector logical(const Expr& e, const std::vector<std::uint32_t>& positions) const;
   ValueVector case_when(const Expr& e, const std::vector<std::uint32_t>& positions) const;
+  ValueVector compare(const Expr& e, const std::vector<std::uint32_t>& positions) const;
+  // A predicate over a string column and constants, on the column's codes;
+  // false where `e` is not of that shape (the caller evaluates it on strings).
+  bool on_codes(const Expr& e, const std::vector<std::uint32_t>& positions, ValueVector& out) const;
+  // `column op constant` on an integer or date column, into `kept`; false
+  // where `e` is not of that shape.
+  bool select_on_column(const Expr& e, const std::vector<std::uint32_t>& positions,
+                        std::vector<std::uint32_t>& kept) const;
   [[noreturn]] void fail(const Expr& e, const std::string& message) const;
 
   const LeafSource& leaves_;

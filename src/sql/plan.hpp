@@ -50,16 +50,21 @@ struct PlanOptions {
 // Group ids straight from the key columns (a perfect hash, as DuckDB
 // does): each key a column of a table of FROM whose values map to
 // 1..cardinality (dictionary codes of strings, integers minus their least),
-// 0 for NULL; the id is the sum of value x stride. Used when the product of
-// the cardinalities is small.
+// 0 for NULL; the id is the sum of value x stride. Where the product of the
+// cardinalities is small the id indexes an array of groups; otherwise
+// (`hashed`) the 64-bit id is the key of a hash table, still far cheaper
+// than hashing the keys' bytes, and a coarser set's id follows from a finer
+// one's by digit arithmetic (the lattice).
 struct PerfectHash {
   struct Key {
     int table = -1, column = -1;
     std::int64_t min = 0;       // integers: the least value
     std::uint64_t stride = 1;
+    std::uint64_t radix = 1;    // cardinality + 1
   };
   std::vector<Key> keys;        // in the set's order
-  std::uint64_t slots = 0;      // the product of (cardinality + 1)
+  std::uint64_t slots = 0;      // the product of (cardinality + 1); 0: no perfect hash
+  bool hashed = false;          // ids looked up in a hash table, not an array of `slots`
 };
 
 struct PhysicalPlan {
@@ -76,8 +81,8 @@ struct PhysicalPlan {
   std::vector<std::vector<int>> aggregated_sets;
   // The sets aggregated from the rows; the others are derived.
   std::vector<std::size_t> fed_sets;
-  // cpu-parallel: per aggregated set, a perfect hash where one fits
-  // (slots 0: none).
+  // cpu-parallel: per aggregated set, a perfect hash where its keys allow
+  // one (slots 0: none); an array for fed sets within the slot budget.
   std::vector<PerfectHash> perfect_hashes;
 };
 

@@ -16,9 +16,9 @@ sql::TablesInMemory sample() {
   t.add(make_table("f", {int_column("k", {1, std::nullopt, 1, std::nullopt, 2}), int_column("v", {7, 8, -3, std::nullopt, 2}),
                          double_column("x", {0.1, 0.2, std::nullopt, 1e300, -0.0}),
                          string_column("s", {"a,b", "say \"hi\"", "", std::nullopt, "plain"}),
-                         int_column("fk", {10, 20, 10, 99, 1000000})}));
+                         int_column("fk", {10, 20, 10, 99, 100000000})}));
   // Keys repeat (10): a hash join that matches two rows.
-  t.add(make_table("d", {int_column("key", {10, 20, 10, 1000000}), string_column("label", {"ten", "twenty", "TEN", "big"})}));
+  t.add(make_table("d", {int_column("key", {10, 20, 10, 100000000}), string_column("label", {"ten", "twenty", "TEN", "big"})}));
   t.add(make_table("empty", {int_column("a", {}), double_column("b", {})}));
   return t;
 }
@@ -70,7 +70,7 @@ TEST(SqlSemantics, ThreeValuedLogic) {
 
 TEST(SqlSemantics, JoinsMatchingSeveralRowsOrNone) {
   auto t = sample();
-  // fk 10 matches two rows of d; 99 matches none; 1000000 is far from the
+  // fk 10 matches two rows of d; 99 matches none; 100000000 is far from the
   // other keys (a sparse key: a hash join).
   EXPECT_EQ(csv_of(t, "SELECT v, label FROM f, d WHERE f.fk = d.key ORDER BY v, label"),
             "v,label\n-3,TEN\n-3,ten\n2,big\n7,TEN\n7,ten\n8,twenty\n");
