@@ -11,4 +11,4 @@ if ! command -v nvidia-smi >/dev/null 2>&1 || ! nvidia-smi -L >/dev/null 2>&1; t
   exclude=(-LE gpu)
 fi
 ctest --test-dir build --output-on-failure --parallel "$(nproc)" "${exclude[@]}"
-bash scripts/fuzz.sh 15
+GPUOLAP_FUZZ_SEED=1 bash scripts/fuzz.sh 15
