@@ -9,27 +9,6 @@ namespace gpuolap::server {
 
 using nlohmann::json;
 
-std::shared_ptr<const table::Table> KeptTables::load(const std::string& name) const {
-  // Stamped before reading: a file replaced while it is read is read again
-  // by the next query, never kept stale.
-  const std::filesystem::path path = database_.table_path(name);
-  std::error_code ec;
-  const auto modified = std::filesystem::last_write_time(path, ec);
-  const auto bytes = std::filesystem::file_size(path, ec);
-  {
-    std::lock_guard lock(mutex_);
-    const auto it = kept_.find(name);
-    if (!ec && it != kept_.end() && it->second.modified == modified && it->second.bytes == bytes) return it->second.table;
-  }
-  // Read outside the lock: a large table must not hold up queries of others.
-  std::shared_ptr<const table::Table> table = database_.load(name);
-  if (!ec) {
-    std::lock_guard lock(mutex_);
-    kept_[name] = Kept{modified, bytes, table};
-  }
-  return table;
-}
-
 namespace {
 
 std::string string_field(const json& request, const char* key, const std::string& fallback) {

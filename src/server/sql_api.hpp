@@ -7,38 +7,13 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
-#include <filesystem>
-#include <map>
-#include <memory>
-#include <mutex>
 #include <string>
-#include <vector>
 
-#include "sql/binder.hpp"
+#include "sql/cached_tables.hpp"
 #include "sql/result_format.hpp"
 #include "table/database.hpp"
 
 namespace gpuolap::server {
-
-// The tables of a database, each read from its file once and kept until the
-// file changes (its size or modification time). Safe from many threads.
-class KeptTables : public sql::TableCatalog {
- public:
-  explicit KeptTables(table::Database database) : database_(std::move(database)) {}
-  const table::Database& database() const { return database_; }
-  std::vector<std::string> table_names() const override { return database_.table_names(); }
-  std::shared_ptr<const table::Table> load(const std::string& name) const override;
-
- private:
-  struct Kept {
-    std::filesystem::file_time_type modified;
-    std::uintmax_t bytes = 0;
-    std::shared_ptr<const table::Table> table;
-  };
-  table::Database database_;
-  mutable std::mutex mutex_;
-  mutable std::map<std::string, Kept> kept_;
-};
 
 class SqlApi {
  public:
@@ -53,7 +28,7 @@ class SqlApi {
   nlohmann::json info() const;
 
  private:
-  KeptTables tables_;
+  sql::CachedTables tables_;
   std::uint64_t max_rows_;
 };
 
