@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 #include <pg_query.h>
 
+#include <algorithm>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "gpuolap/error.hpp"
 
@@ -74,6 +77,27 @@ std::size_t first_invalid_utf8(std::string_view text) {
   return std::string_view::npos;
 }
 
+// How deeply the parse tree nests, measured without recursion.
+std::size_t tree_depth(const nlohmann::json& root) {
+  std::size_t deepest = 0;
+  std::vector<std::pair<const nlohmann::json*, std::size_t>> pending{{&root, 1}};
+  while (!pending.empty()) {
+    const auto [node, depth] = pending.back();
+    pending.pop_back();
+    deepest = std::max(deepest, depth);
+    if (node->is_structured())
+      for (const auto& child : *node) pending.emplace_back(&child, depth + 1);
+  }
+  return deepest;
+}
+
+// The binder and the engines walk expressions recursively; a tree deeper
+// than this (some 300 nested operators, far past any query a person
+// writes) is refused before they do, as PostgreSQL refuses a query past its
+// stack depth limit. Found by the SQL fuzzer: 750 nested unary '+'
+// overflowed the stack.
+constexpr std::size_t kMostTreeDepth = 1200;
+
 }  // namespace
 
 nlohmann::json parse_statement(const SourceText& source) {
@@ -88,6 +112,8 @@ nlohmann::json parse_statement(const SourceText& source) {
     source.fail(cursor > 0 ? cursor - 1 : -1, std::string("SQL: ") + parsed.result.error->message);
   }
   nlohmann::json tree = nlohmann::json::parse(parsed.result.parse_tree);
+  if (tree_depth(tree) > kMostTreeDepth)
+    throw InputError("SQL: stack depth limit exceeded: the query nests expressions too deeply");
   const auto& statements = tree.value("stmts", nlohmann::json::array());
   if (statements.empty()) throw InputError("SQL: the text holds no statement");
   if (statements.size() > 1) {

@@ -154,6 +154,8 @@ TEST_F(FrontEnd, RefusalsNameTheConstructAndItsPosition) {
       {"SELECT EXTRACT(DOW FROM day) FROM sales", "EXTRACT(dow ...) is not supported; only YEAR, MONTH and DAY"},
       {"SELECT id FROM sales LIMIT -1", "LIMIT must not be negative"},
       {"SELECT 1; SELECT 2", "one statement at a time"},
+      // Found by the fuzzer: 750 nested operators overflowed the binder's stack.
+      {"SELECT " + std::string(2000, '+') + "1", "stack depth limit exceeded"},
       // Found by the fuzzer: the parse tree comes back as JSON, which must be UTF-8.
       {"SELECT id FROM sales\xff WHERE id = 1", "line 1, column 21: SQL: invalid byte sequence for encoding \"UTF8\": 0xff"},
       {"SELECT '\xc3\xa9\xed\xa0\x80'", "line 1, column 10: SQL: invalid byte sequence for encoding \"UTF8\": 0xed"},
