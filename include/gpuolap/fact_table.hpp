@@ -8,6 +8,7 @@
 // finite, so NaN cannot be confused with data, and a cell costs exactly
 // 8 bytes of key plus 8 bytes per measure.
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 #include <memory>
@@ -35,6 +36,22 @@ struct TableChanges {
   std::vector<uint64_t> generations;   // the merge that last changed the cell
   std::vector<std::vector<double>> values;  // [measure][entry]; all NaN: the cell was deleted
   size_t size() const { return keys.size(); }
+};
+
+// A part of a table when the facts are split over several devices (the
+// several-GPU engine, molap/gpu/multi_gpu_engine.cu): the cells
+// [begin, end) of the table it was cut from — whole pages, so that the
+// table's page summaries are the part's — and the keys it owns,
+// [key_low, key_high) (to the end when `open_end`): a cell written later
+// belongs to the part that owns its key. The default is the whole table.
+struct FactSlice {
+  size_t begin = 0;
+  size_t end = SIZE_MAX;  // clipped to the table
+  uint64_t key_low = 0;
+  uint64_t key_high = 0;
+  bool open_end = true;
+  bool owns(uint64_t key) const { return key >= key_low && (open_end || key < key_high); }
+  bool operator==(const FactSlice&) const = default;
 };
 
 class FactTable {
@@ -69,6 +86,11 @@ class FactTable {
   // Gives this copy an id of its own (FactStore does, so that the changes
   // of two stores made from copies of one table never share a base).
   void renew_id();
+
+  // The table cut into at most `parts` slices of whole pages, balanced by
+  // cells (every cell takes the same bytes), in key order; fewer when the
+  // table has fewer pages (one for an empty table).
+  std::vector<FactSlice> split(size_t parts) const;
 
   // How this table differs from its base, when the FactStore that made it
   // knows (null otherwise: a copy must take the whole table).

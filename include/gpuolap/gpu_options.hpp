@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace gpuolap {
 
@@ -40,6 +41,24 @@ enum class ChildGrid { dynamic, fixed };
 // Two-phase aggregation (--two-phase): per class tuple, then expanded.
 enum class TwoPhase { on, off };
 
+// The GPUs an engine runs on (--gpus). Unset: the gpu engines take the
+// current GPU, and `auto` every visible one when the facts are enough to
+// gain from it (else one). "all": every visible GPU. A list ("0,1"): those
+// devices; one named twice gets a context per mention, which runs the
+// several-GPU path on one GPU (how the tests exercise it on a one-GPU
+// machine). On several GPUs the facts are split by pages, balanced by
+// bytes (molap/gpu/multi_gpu_engine.cu).
+struct GpuSet {
+  bool all = false;
+  std::vector<int> devices;  // when not `all`
+  bool unset() const { return !all && devices.empty(); }
+};
+// "all" or comma-separated device numbers; anything else is an InputError
+// naming the flag. Whether a device exists is the engine's to check.
+GpuSet parse_gpu_set(std::string_view text, std::string_view flag);
+// "all", "0,1", or "auto" when unset.
+std::string gpu_set_name(const GpuSet& set);
+
 struct GpuOptions {
   std::optional<StoreKind> variant;
   int phf = 0;  // parallel hash functions: copies of each target (shared: replicas per block); 0 chooses
@@ -54,6 +73,7 @@ struct GpuOptions {
   int grid = 0;        // blocks; 0 chooses
   double store_memory_mb = 0;  // device memory a query's target store may take; past it the
                                // area is aggregated in chunks (0: what the GPU has free)
+  GpuSet gpus;
 };
 
 // The name of a knob's value, as the CLI spells it ("work-list").

@@ -72,6 +72,11 @@ std::vector<Contender> contenders(const BenchOptions& o) {
   std::vector<Contender> out;
   for (const std::string& e : o.engines) {
     out.push_back({e == "gpu" ? "gpu " + describe(o.gpu) : e, e, o.gpu});
+    if (e == "gpu" && o.gpus_sweep) {
+      GpuOptions every = o.gpu;
+      every.gpus = GpuSet{true, {}};
+      out.push_back({"gpu " + describe(every), e, every});
+    }
     if (e != "gpu" || !o.sweep) continue;
     for (StoreKind variant : {StoreKind::hash, StoreKind::dense, StoreKind::shared})
       for (Preagg preagg : {Preagg::none, Preagg::lane0, Preagg::stride, Preagg::match, Preagg::run})

@@ -49,9 +49,19 @@ void add_knob(CLI::App* app, const std::string& flag, Knob& knob, const std::str
       help, gpuolap::knob_names<Knob>(false), std::string(gpuolap::knob_name(knob)));
 }
 
+// --gpus, on every command that runs engines.
+void add_gpus_option(CLI::App* app, gpuolap::GpuSet& gpus) {
+  add_named_option(
+      app, "--gpus", [&gpus](const std::string& text, const std::string& where) { gpus = gpuolap::parse_gpu_set(text, where); },
+      "gpu: the GPUs a query runs on, its facts split over them by pages (auto: one; engine auto: every GPU when that "
+      "is faster)",
+      "all, or device numbers such as 0,1", "auto");
+}
+
 // The gpu engine's knobs, on every command that runs engines.
 void add_gpu_options(CLI::App* app, gpuolap::GpuOptions& o) {
   using namespace gpuolap;
+  add_gpus_option(app, o.gpus);
   add_knob(app, "--variant", o.variant, "gpu: target store");
   app->add_option("--phf", o.phf, "gpu: parallel hash functions (copies per target); 0 chooses")->capture_default_str();
   add_knob(app, "--preagg", o.preagg, "gpu: warp pre-aggregation (run: thread runs, then lane0)");
@@ -193,6 +203,8 @@ int main(int argc, char** argv) {
               "gpu: also time the kernels that give each (fact, target) pair a thread: the work list, the CDP kernel "
               "(dynamic or fixed child grid, with or without synchronisation every 2048 pages) and the hybrid, beside "
               "the source kernel, without and with strided pre-aggregation (thesis tables 5.5-5.8)");
+  b->add_flag("--gpus-sweep", bench.gpus_sweep,
+              "Time each gpu row again over every GPU (--gpus all), the two taking turns per query");
   b->add_flag("--copies-sweep", bench.copies_sweep,
               "gpu: also time the one-phase source kernel without pre-aggregation under the hash and dense stores at "
               "1, 2, 4, ..., 64 copies per target (the thesis' parallel hash functions) and at the copies the cost "
@@ -228,6 +240,7 @@ int main(int argc, char** argv) {
   sv->add_option("--host", serve.host, "Address to listen on")->capture_default_str();
   sv->add_option("--port", serve.port, "Port to listen on; 0 picks a free one")->capture_default_str()->check(CLI::Range(0, 65535));
   sv->add_option("--engine", serve.engine, "Engine: " + engine_list())->capture_default_str();
+  add_gpus_option(sv, serve.gpus);
   sv->add_option("--token-file", serve.token_file, "File holding the bearer token that writes must carry");
   sv->add_option("--threads", serve.threads, "Requests answered at once (worker threads)")->capture_default_str()->check(CLI::Range(1, 4096));
   sv->add_option("--max-connections", serve.max_connections, "Connections open at once; past it, new ones get a 503")

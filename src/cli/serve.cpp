@@ -25,7 +25,8 @@ namespace gpuolap::cli {
 namespace {
 
 std::unique_ptr<olap::CubeService> open_service(const std::string& dir, const std::string& engine,
-                                                  uint64_t checkpoint_bytes, LogRecovery recovery) {
+                                                  uint64_t checkpoint_bytes, LogRecovery recovery,
+                                                  const GpuOptions& gpu = {}) {
   auto cube = [&] {
     Progress progress("loading " + dir);
     return std::make_unique<DurableCube>(
@@ -40,7 +41,7 @@ std::unique_ptr<olap::CubeService> open_service(const std::string& dir, const st
   if (!r.problem.empty())
     std::cerr << fmt::format("gpuolap: warning: {}: {}{}\n", log_file(dir).string(), r.problem,
                              r.bytes_dropped ? fmt::format(" (the {} bytes are kept in cube.wal.bad)", r.bytes_dropped) : "");
-  return std::make_unique<olap::CubeService>(std::move(cube), engine, checkpoint_bytes);
+  return std::make_unique<olap::CubeService>(std::move(cube), engine, checkpoint_bytes, gpu);
 }
 
 std::string read_token(const std::string& path) {
@@ -88,7 +89,9 @@ int run_serve(const ServeOptions& o) {
   std::unique_ptr<olap::CubeService> service;
   std::unique_ptr<server::CubeApi> cube_api;
   if (!o.cube.empty()) {
-    service = open_service(o.cube, o.engine, o.checkpoint_bytes, o.recovery);
+    GpuOptions gpu;
+    gpu.gpus = o.gpus;
+    service = open_service(o.cube, o.engine, o.checkpoint_bytes, o.recovery, gpu);
     cube_api = std::make_unique<server::CubeApi>(*service, limits);
   }
   std::unique_ptr<server::SqlApi> sql_api;
@@ -97,8 +100,9 @@ int run_serve(const ServeOptions& o) {
   const int port = server.bind();
   if (service) {
     const auto facts = service->snapshot();
-    std::cerr << fmt::format("gpuolap serve: cube '{}' ({} filled cells, {} log records replayed), engine {}\n",
-                             service->schema().name(), facts->size(), service->recovery().records_replayed, o.engine);
+    std::cerr << fmt::format("gpuolap serve: cube '{}' ({} filled cells, {} log records replayed), engine {}{}\n",
+                             service->schema().name(), facts->size(), service->recovery().records_replayed, o.engine,
+                             o.gpus.unset() ? "" : " on GPUs " + gpu_set_name(o.gpus));
   }
   if (sql_api)
     std::cerr << fmt::format("gpuolap serve: database {} ({} tables) at POST /sql\n", o.db,

@@ -50,6 +50,23 @@ size_t FactTable::find(uint64_t key) const {
   return static_cast<size_t>(it - keys_.begin());
 }
 
+std::vector<FactSlice> FactTable::split(size_t parts) const {
+  const size_t pages = page_count();
+  parts = std::max<size_t>(1, std::min(parts, pages));
+  std::vector<FactSlice> slices(parts);
+  for (size_t i = 0; i < parts; ++i) {
+    FactSlice& s = slices[i];
+    s.begin = page_begin(pages * i / parts);
+    s.end = i + 1 == parts ? size() : page_begin(pages * (i + 1) / parts);
+    // The first part owns every key below the second's first; the last,
+    // every key from its own first on.
+    s.key_low = i == 0 ? 0 : keys_[s.begin];
+    s.open_end = i + 1 == parts;
+    if (!s.open_end) s.key_high = keys_[s.end];
+  }
+  return slices;
+}
+
 size_t FactTable::bytes() const {
   return keys_.size() * sizeof(uint64_t) * (1 + values_.size()) +
          (page_min_.size() + page_max_.size()) * sizeof(uint32_t);

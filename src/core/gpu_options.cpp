@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <span>
 #include <utility>
 
@@ -95,6 +96,41 @@ std::optional<Knob> parse_auto_knob(std::string_view name, std::string_view flag
   for (const auto& [v, n] : names_of<Knob>())
     if (name == n) return v;
   throw InputError(fmt::format("{} {}: expected one of {}", flag, name, knob_names<Knob>(true)));
+}
+
+GpuSet parse_gpu_set(std::string_view text, std::string_view flag) {
+  GpuSet set;
+  if (text == "all") {
+    set.all = true;
+    return set;
+  }
+  const auto bad = [&](std::string_view why) {
+    return InputError(fmt::format("{} {}: {} (expected all, or device numbers such as 0,1)", flag, text, why));
+  };
+  size_t at = 0;
+  for (;;) {
+    const size_t comma = std::min(text.find(',', at), text.size());
+    const std::string_view item = text.substr(at, comma - at);
+    if (item.empty()) throw bad("an empty device number");
+    int device = 0;
+    for (const char c : item) {
+      if (c < '0' || c > '9') throw bad(fmt::format("'{}' is not a device number", item));
+      device = device * 10 + (c - '0');
+      if (device > 1023) throw bad(fmt::format("device {} is out of range", item));
+    }
+    set.devices.push_back(device);
+    if (comma == text.size()) break;
+    at = comma + 1;
+  }
+  return set;
+}
+
+std::string gpu_set_name(const GpuSet& set) {
+  if (set.all) return "all";
+  if (set.devices.empty()) return "auto";
+  std::string s;
+  for (const int d : set.devices) s += (s.empty() ? "" : ",") + std::to_string(d);
+  return s;
 }
 
 #define GPUOLAP_KNOB(Knob)                                                                  \

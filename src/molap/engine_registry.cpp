@@ -69,8 +69,9 @@ EngineChoice make_engine(const std::string& name, size_t fact_count, const GpuOp
   if (name == "auto") {
     const GpuStatus gpu = gpu_status();
     if (gpu.cuda_build && gpu.device_count > 0)
-      return {std::make_unique<GpuFirstEngine>(make_gpu_engine(gpu_options), gpu.device_name),
-              fmt::format("GPU {} found", gpu.device_name)};
+      return {std::make_unique<GpuFirstEngine>(make_gpu_engine(gpu_options, "gpu", -1, true), gpu.device_name),
+              gpu.device_count == 1 ? fmt::format("GPU {} found", gpu.device_name)
+                                    : fmt::format("{} GPUs found ({} first)", gpu.device_count, gpu.device_name)};
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
     if (cores > 1 && fact_count >= kParallelMinFacts)
       return {std::make_unique<CpuParallelEngine>(),

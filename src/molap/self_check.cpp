@@ -84,13 +84,14 @@ std::vector<GpuOptions> pair_kernel_grid(bool cdp_only) {
 
 std::string describe(const GpuOptions& o) {
   const bool cdp = o.kernel == KernelKind::cdp || o.kernel == KernelKind::hybrid;
-  return fmt::format("--variant {} --phf {} --preagg {} --prefilter {} --map-memory {} --two-phase {}{}{}{}{}{}",
+  return fmt::format("--variant {} --phf {} --preagg {} --prefilter {} --map-memory {} --two-phase {}{}{}{}{}{}{}",
                      knob_name(o.variant), o.phf, knob_name(o.preagg), knob_name(o.prefilter),
                      knob_name(o.map_memory), knob_name(o.two_phase),
                      o.kernel ? fmt::format(" --kernel {}", knob_name(*o.kernel)) : "",
                      cdp ? fmt::format(" --child-grid {} --sync-every {}", knob_name(o.child_grid), o.sync_every) : "",
                      o.block ? fmt::format(" --block {}", o.block) : "", o.grid ? fmt::format(" --grid {}", o.grid) : "",
-                     o.store_memory_mb > 0 ? fmt::format(" --store-memory {}", o.store_memory_mb) : "");
+                     o.store_memory_mb > 0 ? fmt::format(" --store-memory {}", o.store_memory_mb) : "",
+                     o.gpus.unset() ? "" : " --gpus " + gpu_set_name(o.gpus));
 }
 
 SelfCheckResult self_check(const std::string& engine_name, const std::vector<GpuOptions>& configs, int cubes,

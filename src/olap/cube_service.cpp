@@ -15,11 +15,13 @@ constexpr size_t kMaxGroup = 4096;
 
 }  // namespace
 
-CubeService::CubeService(std::unique_ptr<DurableCube> cube, std::string engine, uint64_t checkpoint_log_bytes)
-    : cube_(std::move(cube)), engine_name_(std::move(engine)), checkpoint_log_bytes_(checkpoint_log_bytes) {
+CubeService::CubeService(std::unique_ptr<DurableCube> cube, std::string engine, uint64_t checkpoint_log_bytes,
+                         GpuOptions gpu)
+    : cube_(std::move(cube)), engine_name_(std::move(engine)), gpu_(std::move(gpu)),
+      checkpoint_log_bytes_(checkpoint_log_bytes) {
   snapshot_ = cube_->store().snapshot();
   // Fails here, at start, for an engine this machine lacks.
-  EngineChoice choice = make_engine(engine_name_, snapshot_->size());
+  EngineChoice choice = make_engine(engine_name_, snapshot_->size(), gpu_);
   if (choice.engine->name().rfind("gpu", 0) == 0) shared_engine_ = std::move(choice.engine);
   stats_.log_bytes = cube_->log_bytes();
   stats_.last_sequence = cube_->recovery().records_replayed;  // numbered 1, 2, ... in the log
@@ -50,7 +52,7 @@ AreaResult CubeService::run(const FactTable& facts, const AggregationMap& map, c
     std::lock_guard lock(engine_mutex_);
     return shared_engine_->run(facts, map, query);
   }
-  return make_engine(engine_name_, facts.size()).engine->run(facts, map, query);
+  return make_engine(engine_name_, facts.size(), gpu_).engine->run(facts, map, query);
 }
 
 WriteOutcome CubeService::write(Resolver resolve) {

@@ -41,7 +41,9 @@ class CubeService {
   // the reader; throws InputError to refuse it (nothing of it is applied).
   using Resolver = std::function<LogRecord(const CellReader&)>;
 
-  CubeService(std::unique_ptr<DurableCube> cube, std::string engine, uint64_t checkpoint_log_bytes);
+  // `gpu`: the gpu engines' options (--gpus), for engines that use them.
+  CubeService(std::unique_ptr<DurableCube> cube, std::string engine, uint64_t checkpoint_log_bytes,
+              GpuOptions gpu = {});
   ~CubeService();
   CubeService(const CubeService&) = delete;
   CubeService& operator=(const CubeService&) = delete;
@@ -70,6 +72,7 @@ class CubeService {
 
   std::unique_ptr<DurableCube> cube_;
   std::string engine_name_;
+  GpuOptions gpu_;
   uint64_t checkpoint_log_bytes_;
   std::unique_ptr<Engine> shared_engine_;  // engines that keep device state are shared
   std::mutex engine_mutex_;

@@ -48,20 +48,29 @@ void grow_keeping(DeviceBuffer<T>& buffer, size_t n, size_t keep, cudaStream_t s
 
 }  // namespace
 
-CubeUpdate DeviceCube::ensure(const FactTable& facts, size_t measure, cudaStream_t stream) {
+bool DeviceCube::can_keep(const FactTable& facts, size_t measure, const FactSlice& slice) const {
+  if (current_id_ == 0 || !(slice == slice_)) return false;
+  const bool measure_resident = values_.find(measure) != values_.end();
+  if (facts.id() == current_id_) return measure_resident || current_id_ == uploaded_id_;
   const auto& changes = facts.changes();
-  const bool same = facts.id() == current_id_;
-  const bool patchable = !same && changes && changes->base_id == base_id_ && changes->generation >= generation_;
+  return measure_resident && changes && changes->base_id == base_id_ && changes->generation >= generation_;
+}
+
+CubeUpdate DeviceCube::ensure(const FactTable& facts, size_t measure, cudaStream_t stream, const FactSlice& slice) {
+  const auto& changes = facts.changes();
+  const bool same = facts.id() == current_id_ && slice == slice_;
+  const bool patchable =
+      !same && current_id_ != 0 && slice == slice_ && changes && changes->base_id == base_id_ && changes->generation >= generation_;
   if (!same && !patchable) {
-    upload_all(facts, measure, stream);
-    return {CubeUpdate::full, facts.size()};
+    upload_all(facts, measure, stream, slice);
+    return {CubeUpdate::full, size_};
   }
   if (values_.find(measure) == values_.end()) {
     // A measure not yet resident joins the others only while they hold the
     // uploaded table's cells; once patched, they no longer match its layout.
-    if (same && current_id_ == uploaded_id_) values_[measure].upload(facts.values(measure).data(), facts.size(), stream);
-    else upload_all(facts, measure, stream);
-    return {CubeUpdate::full, facts.size()};
+    if (same && current_id_ == uploaded_id_) values_[measure].upload(facts.values(measure).data() + begin_, size_, stream);
+    else upload_all(facts, measure, stream, slice);
+    return {CubeUpdate::full, size_};
   }
   if (same) return {};
   const CubeUpdate update = patch(*changes, stream);
@@ -70,27 +79,33 @@ CubeUpdate DeviceCube::ensure(const FactTable& facts, size_t measure, cudaStream
   return update;
 }
 
-void DeviceCube::upload_all(const FactTable& facts, size_t measure, cudaStream_t stream) {
+void DeviceCube::upload_all(const FactTable& facts, size_t measure, cudaStream_t stream, const FactSlice& slice) {
   // Other measures are dropped: they may belong to an older table.
   values_.clear();
   added_values_.clear();
   added_slot_.clear();
-  keys_.upload(facts.keys().data(), facts.size(), stream);
-  values_[measure].upload(facts.values(measure).data(), facts.size(), stream);
+  slice_ = slice;
+  const size_t end = std::min(slice.end, facts.size());
+  begin_ = std::min(slice.begin, end);
+  size_ = end - begin_;
+  keys_.upload(facts.keys().data() + begin_, size_, stream);
+  values_[measure].upload(facts.values(measure).data() + begin_, size_, stream);
   current_id_ = uploaded_id_ = facts.id();
   // Later tables of the same store record their changes against the store's
   // base; those since this table's generation are what they add to it.
   base_id_ = facts.changes() ? facts.changes()->base_id : facts.id();
   generation_ = facts.changes() ? facts.changes()->generation : 0;
-  size_ = facts.size();
   page_size_ = facts.page_size();
   dims_ = facts.dimension_count();
-  page_min_.resize(facts.page_count() * dims_);
-  page_max_.resize(facts.page_count() * dims_);
-  for (size_t p = 0; p < facts.page_count(); ++p)
+  // The slice starts on a page boundary: its pages are the table's.
+  const size_t first_page = begin_ / page_size_;
+  const size_t pages = (size_ + page_size_ - 1) / page_size_;
+  page_min_.resize(pages * dims_);
+  page_max_.resize(pages * dims_);
+  for (size_t p = 0; p < pages; ++p)
     for (size_t d = 0; d < dims_; ++d) {
-      page_min_[p * dims_ + d] = facts.page_min(p, d);
-      page_max_[p * dims_ + d] = facts.page_max(p, d);
+      page_min_[p * dims_ + d] = facts.page_min(first_page + p, d);
+      page_max_[p * dims_ + d] = facts.page_max(first_page + p, d);
     }
 }
 
@@ -101,7 +116,7 @@ CubeUpdate DeviceCube::patch(const TableChanges& changes, cudaStream_t stream) {
   std::vector<uint64_t> keys;
   std::vector<size_t> entries;
   for (size_t e = 0; e < changes.size(); ++e)
-    if (changes.generations[e] > generation_) {
+    if (changes.generations[e] > generation_ && slice_.owns(changes.keys[e])) {
       keys.push_back(changes.keys[e]);
       entries.push_back(e);
     }

@@ -29,7 +29,16 @@ struct CubeUpdate {
 
 class DeviceCube {
  public:
-  CubeUpdate ensure(const FactTable& facts, size_t measure, cudaStream_t stream);
+  // Makes the device copy equal the slice of `facts` (with `measure`).
+  CubeUpdate ensure(const FactTable& facts, size_t measure, cudaStream_t stream, const FactSlice& slice = {});
+  // Whether ensure() would keep or patch the copy rather than upload the
+  // slice in full (a later table of the same base, the same slice, the
+  // measure resident). A full upload must take a slice cut from the table
+  // it uploads; the several-GPU engine cuts new slices when one would.
+  bool can_keep(const FactTable& facts, size_t measure, const FactSlice& slice) const;
+  // Forgets the copy: the next ensure() uploads in full (after a failure
+  // that may have left it half-patched).
+  void forget() { current_id_ = uploaded_id_ = base_id_ = 0; }
 
   // The resident table (as uploaded, with patched values).
   const uint64_t* keys() const { return keys_.data(); }
@@ -53,13 +62,15 @@ class DeviceCube {
   uint64_t bytes() const;
 
  private:
-  void upload_all(const FactTable& facts, size_t measure, cudaStream_t stream);
+  void upload_all(const FactTable& facts, size_t measure, cudaStream_t stream, const FactSlice& slice);
   CubeUpdate patch(const TableChanges& changes, cudaStream_t stream);
 
   uint64_t base_id_ = 0;     // the store base of the resident table
   uint64_t uploaded_id_ = 0; // the table uploaded in full
   uint64_t current_id_ = 0;  // the table the copy now equals
   uint64_t generation_ = 0;  // changes since base_id_ applied, as TableChanges::generation
+  FactSlice slice_;          // as asked for when the table was uploaded
+  size_t begin_ = 0;         // its first cell in the uploaded table
   size_t size_ = 0;
   DeviceBuffer<uint64_t> keys_;
   std::map<size_t, DeviceBuffer<double>> values_;

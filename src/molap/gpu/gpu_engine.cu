@@ -1,9 +1,12 @@
 // The gpu engine: an area query's stages in order (gpu_engine.cuh lists
 // them and the files that hold them), the engine's knobs checked, and the
 // limits of what it answers.
+#include <cstdlib>
+
 #include "gpuolap/error.hpp"
 #include "molap/gpu/gpu_engine.cuh"
 #include "molap/gpu/gpu_engine.hpp"
+#include "molap/gpu/multi_gpu_engine.hpp"
 #include "molap/gpu/text.hpp"
 
 namespace gpuolap {
@@ -19,13 +22,19 @@ GpuEngine::GpuEngine(const GpuOptions& o, std::string name, int device)
 GpuEngine::~GpuEngine() { cudaEventDestroy(expand_sent_); }
 
 AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, const AreaQuery& query) {
+  return run_part(facts, map, query, FactSlice{}, false).result;
+}
+
+QueryPart GpuEngine::run_part(const FactTable& facts, const AggregationMap& map, const AreaQuery& query,
+                               const FactSlice& slice, bool with_counts) {
   if (const std::string limit = gpu_engine_limit(facts, map); !limit.empty()) throw InputError("gpu engine: " + limit);
+  with_counts = with_counts && query.aggregate == Aggregate::avg;
   ctx_.bind();
   StageClock clock(ctx_.stream(), ctx_.events(), time_stages_);
   cdp_.begin_query();
 
   clock.start("upload");
-  const CubeUpdate update = cube_.ensure(facts, query.measure, ctx_.stream());
+  const CubeUpdate update = cube_.ensure(facts, query.measure, ctx_.stream(), slice);
   clock.stop();
 
   clock.start("plan");
@@ -41,7 +50,8 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
   clock.stop();
 
   const Expansion expansion = plan.two_phase ? run_phase_one(map, inputs, plan, clock) : Expansion{};
-  Windows windows = aggregate_windows(plan, inputs, expansion, query.aggregate, clock);
+  Windows windows =
+      aggregate_windows(plan, inputs, expansion, with_counts ? Aggregate::sum : query.aggregate, with_counts, clock);
 
   GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(ctx_.stream()));  // the pair count has arrived
   stages_ = clock.read();
@@ -52,7 +62,7 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
   plan_text_ = [facts_of_plan = plan_facts(plan, update, inputs, expansion.store, contributions, windows.chunks)] {
     return describe_plan(facts_of_plan);
   };
-  return std::move(windows.result);
+  return {std::move(windows.result), std::move(windows.counts)};
 }
 
 PlanFacts GpuEngine::plan_facts(const QueryPlan& plan, const CubeUpdate& update, const Inputs& inputs,
@@ -121,7 +131,8 @@ std::string gpu_engine_limit(const FactTable& facts, const AggregationMap& map) 
   return "";
 }
 
-std::unique_ptr<Engine> make_gpu_engine(const GpuOptions& options, const std::string& name, int device) {
+std::unique_ptr<Engine> make_gpu_engine(const GpuOptions& options, const std::string& name, int device,
+                                        bool every_gpu_when_faster) {
   GpuOptions o = options;
   if (name == "gpu-cdp") {
     // The CDP engine: the thesis' CDP kernel, or the hybrid.
@@ -136,7 +147,23 @@ std::unique_ptr<Engine> make_gpu_engine(const GpuOptions& options, const std::st
     throw InputError("--block must be a multiple of 32 between 32 and 1024");
   if (o.grid < 0) throw InputError("--grid must be positive (0 lets the engine choose)");
   if (!(o.store_memory_mb >= 0)) throw InputError("--store-memory must be a size in MiB (0 lets the engine choose)");
-  return std::make_unique<gpu::GpuEngine>(o, name, device);
+  // GPUOLAP_GPUS is the default of --gpus: `GPUOLAP_GPUS=all ctest -L gpu`
+  // runs every gpu test again over every GPU, and GPUOLAP_GPUS=0,0 over two
+  // contexts on one.
+  if (const char* env = std::getenv("GPUOLAP_GPUS"); o.gpus.unset() && env && *env)
+    o.gpus = parse_gpu_set(env, "GPUOLAP_GPUS");
+  int count = 0;
+  GPUOLAP_CUDA_CHECK(cudaGetDeviceCount(&count));
+  std::vector<int> devices;
+  if (o.gpus.all || (o.gpus.unset() && every_gpu_when_faster))
+    for (int d = 0; d < count; ++d) devices.push_back(d);
+  for (const int d : o.gpus.devices)
+    if (d >= count)
+      throw InputError(gpu::text("--gpus ", gpu_set_name(o.gpus), ": there is no GPU ", d, " (this machine has ", count,
+                                 count == 1 ? " GPU, number 0)" : " GPUs, numbered 0 to " + std::to_string(count - 1) + ")"));
+  if (!o.gpus.devices.empty()) devices = o.gpus.devices;
+  if (devices.size() > 1) return gpu::make_multi_gpu_engine(o, name, devices, !o.gpus.unset());
+  return std::make_unique<gpu::GpuEngine>(o, name, devices.empty() ? device : devices.front());
 }
 
 }  // namespace gpuolap

@@ -45,6 +45,7 @@
 #include "molap/gpu/plan_text.hpp"
 #include "molap/planning/kernel_model.hpp"
 #include "molap/planning/map_images.hpp"
+#include "molap/planning/part_merge.hpp"
 #include "molap/planning/target_classes.hpp"
 
 namespace gpuolap::gpu {
@@ -104,6 +105,20 @@ class GpuEngine final : public Engine {
 
   AreaResult run(const FactTable& facts, const AggregationMap& map, const AreaQuery& query) override;
 
+  // One device's part of a query split over several (multi_gpu_engine.cu):
+  // the query over the slice of the facts this engine holds. With
+  // `with_counts` (avg), the part holds the targets' sums and their counts,
+  // so that parts merge (molap/planning/part_merge.hpp).
+  QueryPart run_part(const FactTable& facts, const AggregationMap& map, const AreaQuery& query, const FactSlice& slice,
+                bool with_counts);
+  // Whether the device copy serves `slice` of these facts without a full upload.
+  bool can_keep(const FactTable& facts, size_t measure, const FactSlice& slice) const {
+    return cube_.can_keep(facts, measure, slice);
+  }
+  // Drops the device copy's identity (after a failed part): uploaded in full next time.
+  void forget_facts() { cube_.forget(); }
+  const DeviceContext& context() const { return ctx_; }
+
  private:
   // The plan stage (query_plan.cu).
   QueryPlan plan_query(const FactTable& facts, const AggregationMap& map, const AreaQuery& query);
@@ -146,16 +161,17 @@ class GpuEngine final : public Engine {
   };
   Expansion run_phase_one(const AggregationMap& map, const Inputs& inputs, QueryPlan& plan,
                           StageClock& clock);
-  AreaResult expand_window(const QueryPlan& plan, const Expansion& e, Aggregate aggregate, uint64_t first,
-                           uint64_t width, StageClock& clock);
+  TargetTable expand_window(const QueryPlan& plan, const Expansion& e, uint64_t first, uint64_t width,
+                            StageClock& clock);
   // The area in windows whose stores fit (windows.cu).
   struct Windows {
     AreaResult result;
+    std::vector<double> counts;  // with_counts: each target's count
     uint64_t chunks = 1;
     uint64_t updates = 0;
   };
   Windows aggregate_windows(const QueryPlan& plan, const Inputs& inputs, const Expansion& e, Aggregate aggregate,
-                            StageClock& clock);
+                            bool with_counts, StageClock& clock);
   uint64_t chunks_for(StoreKind kind, uint64_t targets, unsigned copies, int fields, uint64_t entries);
   // Frees the reusable store and compaction buffers.
   void release_stores();

@@ -6,7 +6,7 @@
 
 namespace gpuolap {
 
-std::unique_ptr<Engine> make_gpu_engine(const GpuOptions&, const std::string&, int) {
+std::unique_ptr<Engine> make_gpu_engine(const GpuOptions&, const std::string&, int, bool) {
   throw std::logic_error("make_gpu_engine: this gpuolap was built without CUDA");
 }
 

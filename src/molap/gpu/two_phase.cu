@@ -59,8 +59,8 @@ GpuEngine::Expansion GpuEngine::run_phase_one(const AggregationMap& map, const I
   return e;
 }
 
-AreaResult GpuEngine::expand_window(const QueryPlan& plan, const Expansion& e, Aggregate aggregate, uint64_t first,
-                                    uint64_t width, StageClock& clock) {
+TargetTable GpuEngine::expand_window(const QueryPlan& plan, const Expansion& e, uint64_t first, uint64_t width,
+                                     StageClock& clock) {
   const cudaStream_t stream = ctx_.stream();
   clock.start("expand");
   // A hash store needs a slot per distinct target: at most one per contribution.
@@ -74,8 +74,7 @@ AreaResult GpuEngine::expand_window(const QueryPlan& plan, const Expansion& e, A
                 static_cast<uint64_t*>(count_staging_.device_data()));
   clock.stop();
   if (e.store == StoreKind::hash && second_.overflowed(stream)) throw GpuError("gpu engine: phase 2 hash store overflowed");
-  return e.store == StoreKind::hash ? compactor_.compact_hash(t, plan.fields, aggregate, clock)
-                                    : compactor_.compact_dense(t, plan.fields, aggregate, clock);
+  return t;
 }
 
 }  // namespace gpuolap::gpu

@@ -6,7 +6,7 @@
 namespace gpuolap::gpu {
 
 GpuEngine::Windows GpuEngine::aggregate_windows(const QueryPlan& plan, const Inputs& inputs, const Expansion& e,
-                                                Aggregate aggregate, StageClock& clock) {
+                                                Aggregate aggregate, bool with_counts, StageClock& clock) {
   const uint64_t targets = plan.targets;
   const StoreKind store = plan.two_phase ? e.store : plan.stage.store;
   const unsigned copies = plan.two_phase ? 1 : plan.stage.copies;
@@ -17,19 +17,28 @@ GpuEngine::Windows GpuEngine::aggregate_windows(const QueryPlan& plan, const Inp
   for (;;) {
     try {
       w.result = AreaResult{};
+      w.counts.clear();
       w.updates = 0;
       const uint64_t window = (targets + w.chunks - 1) / w.chunks;
       for (uint64_t first = 0; first < std::max<uint64_t>(targets, 1); first += std::max<uint64_t>(window, 1)) {
         const uint64_t width = std::min(window, targets - first);
-        AreaResult part;
+        TargetTable t;
         if (plan.two_phase) {
-          part = expand_window(plan, e, aggregate, first, width, clock);
+          t = expand_window(plan, e, first, width, clock);
         } else {
-          const TargetTable t =
-              aggregate_facts(plan.stage, plan.image, inputs, plan.first_fields, first, width, clock);
+          t = aggregate_facts(plan.stage, plan.image, inputs, plan.first_fields, first, width, clock);
           w.updates += read_updates();
-          part = plan.stage.store == StoreKind::hash ? compactor_.compact_hash(t, plan.fields, aggregate, clock)
-                                                     : compactor_.compact_dense(t, plan.fields, aggregate, clock);
+        }
+        const auto compact = [&](Aggregate a) {
+          return store == StoreKind::hash ? compactor_.compact_hash(t, plan.fields, a, clock)
+                                          : compactor_.compact_dense(t, plan.fields, a, clock);
+        };
+        AreaResult part = compact(aggregate);
+        // A part of a split query (avg: the sums, then the counts of the
+        // same store, which fill the same targets in the same order).
+        if (with_counts) {
+          const AreaResult counts = compact(Aggregate::count);
+          w.counts.insert(w.counts.end(), counts.values.begin(), counts.values.end());
         }
         if (w.result.targets.empty()) {
           w.result = std::move(part);  // the one window, or the first with targets: no copy

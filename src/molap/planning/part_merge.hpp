@@ -1,0 +1,24 @@
+#pragma once
+// A query split over several devices (molap/gpu/multi_gpu_engine.cu) comes
+// back as one part per device, each over the facts that device holds; the
+// parts are merged here, on the host, into the query's answer. Plain C++,
+// tested without a GPU.
+#include <vector>
+
+#include "gpuolap/area_query.hpp"
+
+namespace gpuolap {
+
+// One device's answer: its non-empty targets ascending with their values
+// of the aggregate — for avg, the sums, with the counts beside them.
+struct QueryPart {
+  AreaResult result;
+  std::vector<double> counts;  // avg only: each target's count
+};
+
+// The parts combined per target: sums and counts add, min of the minima,
+// max of the maxima, avg as the parts' sums over their counts. A target
+// filled in no part stays out. Consumes the parts.
+AreaResult merge_parts(std::vector<QueryPart>& parts, Aggregate aggregate);
+
+}  // namespace gpuolap
