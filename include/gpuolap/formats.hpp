@@ -46,8 +46,18 @@ void write_facts_csv(const Schema& schema, const FactTable& facts, std::ostream&
 AreaQuery read_query_file(const Schema& schema, const std::filesystem::path& path);
 AreaQuery parse_query_json(const Schema& schema, const std::string& text, const std::string& where);
 
-// ---- result CSV ----
+// ---- an area's answer ----
+// CSV: the dimension names and "<aggregate>(<measure>)", then one row per
+// non-empty target cell in area order. JSON: {"aggregate", "cells": [{"path":
+// [names], "value"}], "dimensions", "measure", "target_cells"} (the
+// server's /cell/area). Numbers are the shortest text that reads back to
+// the same double; counts are whole numbers.
+enum class AnswerFormat { json, csv };
+void append_area_answer(std::string& out, const Schema& schema, const AreaQuery& query, const AreaResult& result,
+                        uint64_t target_cells, AnswerFormat format);
 void write_result_csv(const Schema& schema, const AreaQuery& query, const AreaResult& result, std::ostream& out);
+// "<aggregate>(<measure>)": the value column's name.
+std::string area_value_column(const Schema& schema, const AreaQuery& query);
 
 // Quotes a CSV field when RFC 4180 requires it.
 std::string csv_field(const std::string& text);

@@ -119,13 +119,6 @@ std::optional<double> cell_value(CubeService& service, const FactTable& facts, c
   return r.values[0];
 }
 
-json cell_answer(const Schema& schema, const AreaQuery& q, const AreaResult& r, size_t i) {
-  const std::vector<uint32_t> pos = target_positions(q, r.targets[i]);
-  json path = json::array();
-  for (size_t d = 0; d < pos.size(); ++d) path.push_back(schema.dimension(d).element(q.area[d][pos[d]]).name);
-  return json{{"path", std::move(path)}, {"value", number(r.values[i], q.aggregate)}};
-}
-
 // Levels counted from the bottom (base: 0) and depths from the top (roots: 0).
 void levels_and_depths(const Dimension& dim, std::vector<int>& level, std::vector<int>& depth) {
   const size_t n = dim.element_count();
@@ -285,21 +278,29 @@ json CubeApi::values(const json& request) const {
               {"aggregate", aggregate_name(aggregate)}, {"cells", std::move(out)}};
 }
 
-json CubeApi::area(const json& request) const {
-  const std::string where = "cell/area";
+CubeApi::AreaAnswer CubeApi::answer_area(const json& request) const {
   const Schema& schema = service_.schema();
-  const AreaQuery q = parse_area_request(schema, request, where);
-  olap::check_area_cells(q, limits_.max_cells);
-  const AggregationMap map(schema, q);
+  AreaAnswer a{parse_area_request(schema, request, "cell/area"), {}, 0};
+  olap::check_area_cells(a.query, limits_.max_cells);
+  const AggregationMap map(schema, a.query);
+  a.target_cells = map.target_count();
   const auto facts = service_.snapshot();
-  const AreaResult r = service_.run(*facts, map, q);
-  json cells = json::array();
-  for (size_t i = 0; i < r.targets.size(); ++i) cells.push_back(cell_answer(schema, q, r, i));
-  json dims = json::array();
-  for (const Dimension& d : schema.dimensions()) dims.push_back(d.name());
-  return json{{"dimensions", std::move(dims)},       {"measure", schema.measures()[q.measure]},
-              {"aggregate", aggregate_name(q.aggregate)}, {"target_cells", map.target_count()},
-              {"cells", std::move(cells)}};
+  a.result = service_.run(*facts, map, a.query);
+  return a;
+}
+
+json CubeApi::area(const json& request) const {
+  const AreaAnswer a = answer_area(request);
+  std::string text;
+  append_area_answer(text, service_.schema(), a.query, a.result, a.target_cells, AnswerFormat::json);
+  return json::parse(text);
+}
+
+std::string CubeApi::area_text(const json& request, AnswerFormat format) const {
+  const AreaAnswer a = answer_area(request);
+  std::string text;
+  append_area_answer(text, service_.schema(), a.query, a.result, a.target_cells, format);
+  return text;
 }
 
 json CubeApi::export_cells(const json& request) const {

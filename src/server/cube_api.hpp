@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "gpuolap/formats.hpp"
 #include "olap/cube_service.hpp"
 
 namespace gpuolap::server {
@@ -32,6 +33,9 @@ class CubeApi {
   nlohmann::json values(const nlohmann::json& request) const;
   // {"measure", "aggregate"?, "area", "expand"?}
   nlohmann::json area(const nlohmann::json& request) const;
+  // The same answer as text, written straight from the result (the HTTP
+  // route: no JSON tree of the cells is built).
+  std::string area_text(const nlohmann::json& request, AnswerFormat format) const;
   // the area's fields plus "blocksize"?, "path"? (resume after), "condition"?, "base_only"?
   nlohmann::json export_cells(const nlohmann::json& request) const;
   // {"path", "value", "measure"?, "mode"?, "splash"?}
@@ -41,6 +45,13 @@ class CubeApi {
   nlohmann::json save() const;
 
  private:
+  struct AreaAnswer {
+    AreaQuery query;
+    AreaResult result;
+    uint64_t target_cells;
+  };
+  AreaAnswer answer_area(const nlohmann::json& request) const;
+
   olap::CubeService& service_;
   Limits limits_;
 };

@@ -163,7 +163,17 @@ void HttpApi::add_cube_routes() {
   route("GET", "/dimension/elements", guarded(false, [&api](const json& r) { return api.elements(r); }, "elements"));
   route("GET", "/cell/value", guarded(false, [&api](const json& r) { return api.value(r); }, ""));
   route("POST", "/cell/values", guarded(false, [&api](const json& r) { return api.values(r); }, "value"));
-  route("POST", "/cell/area", guarded(false, [&api](const json& r) { return api.area(r); }, "value"));
+  // The one answer that can be megabytes: written straight from the result
+  // as text, with no JSON tree of its cells (CubeApi::area_text).
+  route("POST", "/cell/area", [this, &api](const HttpRequest& req) {
+    return answer_or_error([&] {
+      const bool csv = wants_csv(req);
+      HttpResponse res;
+      res.set_content(api.area_text(request_fields(req), csv ? AnswerFormat::csv : AnswerFormat::json),
+                      csv ? "text/csv" : "application/json");
+      return res;
+    });
+  });
   route("GET", "/cell/export", guarded(false, [&api](const json& r) { return api.export_cells(r); }, "value"));
   route("POST", "/cell/export", guarded(false, [&api](const json& r) { return api.export_cells(r); }, "value"));
   route("POST", "/cell/replace", guarded(true, [&api](const json& r) { return api.replace(r); }, ""));

@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <random>
 #include <sstream>
 
 #include "gpuolap/error.hpp"
@@ -214,6 +217,49 @@ TEST(QueryJson, AKeyTwiceInOneObjectIsMalformed) {
               parse_schema_json(R"({"dimensions": [{"name": "D", "name": "E", "elements": [{"name": "a"}]}], "measures": ["V"]})", "s.json");
             }).find("key \"name\" appears twice"),
             std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpuolap
+
+namespace gpuolap {
+namespace {
+
+// The area answer written straight as text: names escaped once per element
+// (quotes and commas in them), the cells in target order, every number
+// reading back to the same double, counts whole.
+TEST(AreaAnswer, JsonAndCsvReadBackExactly) {
+  const Schema s = parse_schema_json(kSchema, "s.json");
+  const AreaQuery q = parse_query_json(
+      s, R"({"measure": "Revenue", "area": {"Products": ["Bikes", "Bike, \"B\""], "Years": ["2024", "2025"]}})", "q.json");
+  const AreaResult r{{0, 1, 3}, {0.1, 830.0, -1e300}};
+  std::string json_text;
+  append_area_answer(json_text, s, q, r, 4, AnswerFormat::json);
+  const nlohmann::json j = nlohmann::json::parse(json_text);
+  EXPECT_EQ(j, nlohmann::json::parse(R"({"aggregate": "sum", "dimensions": ["Products", "Years"], "measure": "Revenue",
+      "target_cells": 4, "cells": [{"path": ["Bikes", "2024"], "value": 0.1}, {"path": ["Bikes", "2025"], "value": 830.0},
+      {"path": ["Bike, \"B\"", "2025"], "value": -1e300}]})"));
+  EXPECT_TRUE(j["cells"][1]["value"].is_number_float()) << "830 must stay a double in JSON: " << json_text;
+  std::string csv;
+  append_area_answer(csv, s, q, r, 4, AnswerFormat::csv);
+  EXPECT_EQ(csv, "Products,Years,sum(Revenue)\nBikes,2024,0.1\nBikes,2025,830\n\"Bike, \"\"B\"\"\",2025,-1e+300\n");
+  AreaQuery counts = q;
+  counts.aggregate = Aggregate::count;
+  std::string count_csv;
+  append_area_answer(count_csv, s, counts, AreaResult{{2}, {7}}, 4, AnswerFormat::csv);
+  EXPECT_EQ(count_csv, "Products,Years,count(Revenue)\n\"Bike, \"\"B\"\"\",2024,7\n");
+  // Shortest text, read back exactly, for awkward doubles.
+  std::mt19937_64 rng(5);
+  for (int i = 0; i < 2000; ++i) {
+    const double v = std::ldexp(static_cast<double>(rng() >> 11), static_cast<int>(rng() % 200) - 100) * (i % 2 ? -1 : 1);
+    std::string text;
+    append_area_answer(text, s, q, AreaResult{{0}, {v}}, 4, AnswerFormat::json);
+    EXPECT_EQ(nlohmann::json::parse(text)["cells"][0]["value"].get<double>(), v) << text;
+    std::string line;
+    append_area_answer(line, s, q, AreaResult{{0}, {v}}, 4, AnswerFormat::csv);
+    const std::string field = line.substr(line.rfind(',') + 1);
+    EXPECT_EQ(std::stod(field), v) << line;
+  }
 }
 
 }  // namespace
