@@ -5,6 +5,10 @@
 // A target cell is numbered by its positions in mixed radix, first dimension
 // slowest, so ascending target numbers are the area's output order.
 #include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <span>
 #include <vector>
 
@@ -32,13 +36,46 @@ struct DimensionMap {
   }
 };
 
+// The dimension maps of element lists asked before, kept for the next
+// query that asks the same list of the same dimension (a dashboard asks
+// its areas again and again): building one walks every base under the
+// list's elements (M3's 2,001 machine elements: 2.5 ms on the H100 host).
+// One cache per schema (a cube service holds one). Thread-safe; holds at
+// most `most_bytes` of maps, the least recently used dropped first.
+class DimensionMapCache {
+ public:
+  explicit DimensionMapCache(size_t most_bytes = size_t{256} << 20) : most_bytes_(most_bytes) {}
+  // The map of `list` in dimension d, built by `build` when not kept.
+  std::shared_ptr<const DimensionMap> get(size_t d, const std::vector<ElementId>& list,
+                                          const std::function<DimensionMap()>& build);
+  struct Stats {
+    uint64_t hits = 0, misses = 0;
+    size_t bytes = 0, maps = 0;
+  };
+  Stats stats() const;
+
+ private:
+  struct Entry {
+    std::shared_ptr<const DimensionMap> map;
+    size_t bytes;
+    uint64_t used;  // the use counter when last asked for
+  };
+  mutable std::mutex mutex_;
+  std::map<std::pair<size_t, std::vector<ElementId>>, Entry> maps_;
+  size_t most_bytes_;
+  size_t bytes_ = 0;
+  uint64_t uses_ = 0;
+  Stats stats_;
+};
+
 class AggregationMap {
  public:
-  // Throws InputError when the area has more than 2^63 target cells.
-  AggregationMap(const Schema& schema, const AreaQuery& query);
+  // Throws InputError when the area has more than 2^63 target cells. With
+  // a cache (of this schema), dimension maps asked before are reused.
+  AggregationMap(const Schema& schema, const AreaQuery& query, DimensionMapCache* cache = nullptr);
 
   size_t dimension_count() const { return dims_.size(); }
-  const DimensionMap& dimension(size_t d) const { return dims_[d]; }
+  const DimensionMap& dimension(size_t d) const { return *dims_[d]; }
   const KeyCodec& codec() const { return codec_; }
   // Multiplier of a position of dimension d in a target number.
   uint64_t stride(size_t d) const { return strides_[d]; }
@@ -49,7 +86,7 @@ class AggregationMap {
     uint64_t n = 1;
     for (size_t d = 0; d < dims_.size() && n > 0; ++d) {
       const uint32_t b = codec_.decode(key, d);
-      n *= dims_[d].offsets[b + 1] - dims_[d].offsets[b];
+      n *= dims_[d]->offsets[b + 1] - dims_[d]->offsets[b];
     }
     return n;
   }
@@ -63,7 +100,8 @@ class AggregationMap {
   bool for_each_target(uint64_t key, Visit&& visit) const;
 
  private:
-  std::vector<DimensionMap> dims_;
+  // Shared: with a cache, with the cache and other queries' maps.
+  std::vector<std::shared_ptr<const DimensionMap>> dims_;
   KeyCodec codec_;
   std::vector<uint64_t> strides_;
   uint64_t target_count_ = 1;
@@ -75,8 +113,8 @@ bool AggregationMap::for_each_target(uint64_t key, Visit&& visit) const {
   uint32_t begin[kMaxDimensions], end[kMaxDimensions], at[kMaxDimensions];
   for (size_t d = 0; d < k; ++d) {
     const uint32_t b = codec_.decode(key, d);
-    begin[d] = dims_[d].offsets[b];
-    end[d] = dims_[d].offsets[b + 1];
+    begin[d] = dims_[d]->offsets[b];
+    end[d] = dims_[d]->offsets[b + 1];
     if (begin[d] == end[d]) return false;
     at[d] = begin[d];
   }
@@ -86,8 +124,8 @@ bool AggregationMap::for_each_target(uint64_t key, Visit&& visit) const {
     uint64_t target = 0;
     double weight = 1.0;
     for (size_t d = 0; d < k; ++d) {
-      target += uint64_t{dims_[d].positions[at[d]]} * strides_[d];
-      weight *= dims_[d].weights[at[d]];
+      target += uint64_t{dims_[d]->positions[at[d]]} * strides_[d];
+      weight *= dims_[d]->weights[at[d]];
     }
     visit(target, weight);
     size_t d = k;

@@ -40,7 +40,48 @@ DimensionMap build_dimension_map(const Dimension& dim, const std::vector<Element
 
 }  // namespace
 
-AggregationMap::AggregationMap(const Schema& schema, const AreaQuery& query)
+std::shared_ptr<const DimensionMap> DimensionMapCache::get(size_t d, const std::vector<ElementId>& list,
+                                                           const std::function<DimensionMap()>& build) {
+  {
+    std::lock_guard lock(mutex_);
+    const auto it = maps_.find({d, list});
+    if (it != maps_.end()) {
+      it->second.used = ++uses_;
+      ++stats_.hits;
+      return it->second.map;
+    }
+    ++stats_.misses;
+  }
+  // Built outside the lock: two queries may build the same map at once;
+  // the second keeps the first's.
+  auto map = std::make_shared<const DimensionMap>(build());
+  const size_t bytes = map->offsets.size() * sizeof(uint32_t) + map->positions.size() * sizeof(uint32_t) +
+                       map->weights.size() * sizeof(double) + map->relevant_prefix.size() * sizeof(uint64_t) +
+                       list.size() * sizeof(ElementId);
+  std::lock_guard lock(mutex_);
+  const auto [it, fresh] = maps_.try_emplace({d, list}, Entry{map, bytes, ++uses_});
+  if (!fresh) return it->second.map;
+  bytes_ += bytes;
+  // Past the budget, the least recently used go (never the one just made).
+  while (bytes_ > most_bytes_ && maps_.size() > 1) {
+    auto oldest = maps_.end();
+    for (auto e = maps_.begin(); e != maps_.end(); ++e)
+      if (e != it && (oldest == maps_.end() || e->second.used < oldest->second.used)) oldest = e;
+    bytes_ -= oldest->second.bytes;
+    maps_.erase(oldest);
+  }
+  return map;
+}
+
+DimensionMapCache::Stats DimensionMapCache::stats() const {
+  std::lock_guard lock(mutex_);
+  Stats s = stats_;
+  s.bytes = bytes_;
+  s.maps = maps_.size();
+  return s;
+}
+
+AggregationMap::AggregationMap(const Schema& schema, const AreaQuery& query, DimensionMapCache* cache)
     : codec_(schema.codec()) {
   const size_t k = schema.dimension_count();
   if (query.area.size() != k) throw std::logic_error("AggregationMap: area of the wrong rank");
@@ -63,14 +104,20 @@ AggregationMap::AggregationMap(const Schema& schema, const AreaQuery& query)
   }
   target_count_ = stride;
   dims_.reserve(k);
-  for (size_t d = 0; d < k; ++d)
-    dims_.push_back(build_dimension_map(schema.dimension(d), query.area[d]));
+  for (size_t d = 0; d < k; ++d) {
+    const auto build = [&] { return build_dimension_map(schema.dimension(d), query.area[d]); };
+    dims_.push_back(cache ? cache->get(d, query.area[d], build) : std::make_shared<const DimensionMap>(build()));
+  }
 }
 
 AggregationMap AggregationMap::with_absolute_weights() const {
   AggregationMap copy = *this;
-  for (DimensionMap& m : copy.dims_)
-    for (double& w : m.weights) w = std::abs(w);
+  for (auto& shared : copy.dims_) {
+    // A copy of its own: the maps may be shared with a cache.
+    auto m = std::make_shared<DimensionMap>(*shared);
+    for (double& w : m->weights) w = std::abs(w);
+    shared = std::move(m);
+  }
   return copy;
 }
 

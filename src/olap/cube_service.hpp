@@ -54,6 +54,11 @@ class CubeService {
   std::shared_ptr<const FactTable> snapshot() const;
   ServiceStats stats() const;
 
+  // The query's aggregation map, its dimensions' maps kept for the next
+  // query that asks the same element lists.
+  AggregationMap map(const AreaQuery& query) const { return AggregationMap(schema(), query, &map_cache_); }
+  DimensionMapCache::Stats map_cache_stats() const { return map_cache_.stats(); }
+
   // Runs an area query on a snapshot with the configured engine.
   AreaResult run(const FactTable& facts, const AggregationMap& map, const AreaQuery& query);
 
@@ -75,6 +80,7 @@ class CubeService {
   GpuOptions gpu_;
   uint64_t checkpoint_log_bytes_;
   std::unique_ptr<Engine> shared_engine_;  // engines that keep device state are shared
+  mutable DimensionMapCache map_cache_;
   std::mutex engine_mutex_;
 
   mutable std::mutex snapshot_mutex_;

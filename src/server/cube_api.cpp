@@ -113,7 +113,7 @@ std::optional<double> cell_value(CubeService& service, const FactTable& facts, c
   q.measure = measure;
   q.aggregate = aggregate;
   for (ElementId e : path.elements) q.area.push_back({e});
-  const AggregationMap map(service.schema(), q);
+  const AggregationMap map = service.map(q);
   const AreaResult r = service.run(facts, map, q);
   if (r.targets.empty()) return std::nullopt;
   return r.values[0];
@@ -253,7 +253,7 @@ json CubeApi::values(const json& request) const {
       if (position[d].emplace(c.elements[d], static_cast<uint32_t>(q.area[d].size())).second) q.area[d].push_back(c.elements[d]);
   }
   if (consolidated > 1 && olap::target_cells(q) <= static_cast<double>(limits_.max_cells)) {
-    const AggregationMap map(schema, q);
+    const AggregationMap map = service_.map(q);
     const AreaResult r = service_.run(*facts, map, q);
     for (size_t i = 0; i < cells.size(); ++i) {
       if (cells[i].base) {
@@ -282,7 +282,7 @@ CubeApi::AreaAnswer CubeApi::answer_area(const json& request) const {
   const Schema& schema = service_.schema();
   AreaAnswer a{parse_area_request(schema, request, "cell/area"), {}, 0};
   olap::check_area_cells(a.query, limits_.max_cells);
-  const AggregationMap map(schema, a.query);
+  const AggregationMap map = service_.map(a.query);
   a.target_cells = map.target_count();
   const auto facts = service_.snapshot();
   a.result = service_.run(*facts, map, a.query);
