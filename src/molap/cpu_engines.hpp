@@ -3,6 +3,7 @@
 // thesis §4.1 in its simplest correct form. cpu-parallel spreads the same
 // work over all cores with TBB.
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "gpuolap/engine.hpp"
@@ -22,7 +23,13 @@ class CpuParallelEngine final : public Engine {
   static constexpr uint64_t kDenseTargetLimit = uint64_t{1} << 18;
 
   std::string name() const override { return "cpu-parallel"; }
+  // Two-phase aggregation over class tuples where the gpu engine would
+  // take it (cpu_parallel.cpp), else every target of every fact.
   AreaResult run(const FactTable& facts, const AggregationMap& map, const AreaQuery& query) override;
+  std::string last_plan() const override { return plan_; }
+
+ private:
+  std::string plan_;
 };
 
 // Turns accumulated cells, ascending by target, into a result.

@@ -4,9 +4,15 @@
 #include <tbb/parallel_for.h>
 #include <tbb/parallel_sort.h>
 
+#include <algorithm>
+#include <limits>
+#include <span>
+#include <string>
 #include <unordered_map>
 
 #include "cpu_engines.hpp"
+#include "molap/planning/map_images.hpp"
+#include "molap/planning/target_classes.hpp"
 
 namespace gpuolap {
 
@@ -87,10 +93,127 @@ AreaResult run_hashed(const FactTable& facts, const AggregationMap& map, const A
   return finish_cells(cells, query.aggregate);
 }
 
+// A class tuple's raw values: the facts' values before any weight.
+struct RawCell {
+  double sum = 0.0;
+  double min = std::numeric_limits<double>::infinity();
+  double max = -std::numeric_limits<double>::infinity();
+  uint64_t count = 0;
+  void add(double v) {
+    sum += v;
+    min = std::min(min, v);
+    max = std::max(max, v);
+    ++count;
+  }
+  void merge(const RawCell& o) {
+    sum += o.sum;
+    min = std::min(min, o.min);
+    max = std::max(max, o.max);
+    count += o.count;
+  }
+};
+
+// Two-phase aggregation, as the gpu engine does it
+// (molap/planning/target_classes.hpp): phase 1 makes one update per fact,
+// into its tuple of base classes (thread-local dense arrays); phase 2
+// expands each filled tuple to its targets with one weight per (tuple,
+// target) — w·Σv, the count, w·min or w·max (swapped for a negative w).
+// Walking every target of every fact cost B2 17.9 updates per fact.
+AreaResult run_two_phase(const FactTable& facts, const AggregationMap& map, const AreaQuery& query,
+                         const gpu::TargetClasses& classes) {
+  using Local = std::vector<RawCell, tbb::cache_aligned_allocator<RawCell>>;
+  const auto keys = facts.keys();
+  const auto values = facts.values(query.measure);
+  const size_t k = map.dimension_count();
+  const KeyCodec& codec = map.codec();
+  auto locals = accumulate_pages<Local>(
+      facts, map, [&] { return Local(classes.cells); },
+      [&](Local& acc, size_t begin, size_t end) {
+        for (size_t i = begin; i < end; ++i) {
+          const double v = values[i];
+          if (!has_value(v)) continue;
+          uint64_t tuple = 0;
+          size_t d = 0;
+          for (; d < k; ++d) {
+            const uint32_t c = classes.dims[d].class_of_base[codec.decode(keys[i], d)];
+            if (c == gpu::kNoClass) break;
+            tuple += uint64_t{c} * classes.strides[d];
+          }
+          if (d == k) acc[tuple].add(v);
+        }
+      });
+  Local raw(classes.cells);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, classes.cells), [&](const auto& r) {
+    for (const Local& local : locals)
+      for (size_t t = r.begin(); t != r.end(); ++t) raw[t].merge(local[t]);
+  });
+  // Phase 2, on this thread: the tuples are few (at most 2^22), and their
+  // (tuple, target) pairs far fewer than the facts' contributions.
+  const bool dense = map.target_count() <= CpuParallelEngine::kDenseTargetLimit;
+  std::vector<CellAccumulator> dense_cells(dense ? map.target_count() : 0);
+  std::unordered_map<uint64_t, CellAccumulator> sparse_cells;
+  std::vector<std::span<const uint32_t>> positions(k);
+  std::vector<std::span<const double>> weights(k);
+  std::vector<size_t> at(k);
+  for (uint64_t tuple = 0; tuple < classes.cells; ++tuple) {
+    const RawCell& cell = raw[tuple];
+    if (cell.count == 0) continue;
+    for (size_t d = 0; d < k; ++d) {
+      const uint32_t c = static_cast<uint32_t>(tuple / classes.strides[d] % classes.dims[d].count());
+      const uint32_t base = classes.dims[d].representative[c];
+      positions[d] = map.dimension(d).positions_of(base);
+      weights[d] = map.dimension(d).weights_of(base);
+      at[d] = 0;
+    }
+    // Odometer over the tuple's targets, last dimension fastest, weights
+    // multiplied in dimension order as for_each_target does.
+    for (;;) {
+      uint64_t target = 0;
+      double w = 1.0;
+      for (size_t d = 0; d < k; ++d) {
+        target += uint64_t{positions[d][at[d]]} * map.stride(d);
+        w *= weights[d][at[d]];
+      }
+      CellAccumulator& acc = dense ? dense_cells[target] : sparse_cells[target];
+      acc.sum += w * cell.sum;
+      acc.count += cell.count;
+      const double low = w > 0 ? w * cell.min : w * cell.max;
+      const double high = w > 0 ? w * cell.max : w * cell.min;
+      acc.min = std::min(acc.min, low);
+      acc.max = std::max(acc.max, high);
+      size_t d = k;
+      while (d > 0 && ++at[d - 1] == positions[d - 1].size()) at[--d] = 0;
+      if (d == 0) break;
+    }
+  }
+  std::vector<std::pair<uint64_t, CellAccumulator>> cells;
+  if (dense) {
+    for (uint64_t t = 0; t < dense_cells.size(); ++t)
+      if (dense_cells[t].count > 0) cells.emplace_back(t, dense_cells[t]);
+  } else {
+    cells.assign(sparse_cells.begin(), sparse_cells.end());
+    tbb::parallel_sort(cells.begin(), cells.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  }
+  return finish_cells(cells, query.aggregate);
+}
+
 }  // namespace
 
 AreaResult CpuParallelEngine::run(const FactTable& facts, const AggregationMap& map,
                                   const AreaQuery& query) {
+  // Two phases where the gpu engine would take them: the direct map gives
+  // some base more than one target, and the class tuples are few beside
+  // the facts (a quarter of them, at most 2^22).
+  if (!gpu::direct_map_is_lean(map)) {
+    const uint64_t max_cells = std::min<uint64_t>(uint64_t{1} << 22, std::max<uint64_t>(1024, facts.size() / 4));
+    const gpu::TargetClasses classes = gpu::target_classes(map, max_cells);
+    if (classes.cells > 0) {
+      plan_ = "two-phase: " + std::to_string(classes.cells) + " class tuples, then expanded to the targets";
+      return run_two_phase(facts, map, query, classes);
+    }
+  }
+  plan_ = map.target_count() <= kDenseTargetLimit ? "direct, a dense array of the targets per thread"
+                                                  : "direct, a hash map of the targets per thread";
   if (map.target_count() <= kDenseTargetLimit) return run_dense(facts, map, query);
   return run_hashed(facts, map, query);
 }

@@ -3,6 +3,7 @@
 
 #include <numeric>
 #include <set>
+#include <string>
 
 #include "molap/cpu_engines.hpp"
 #include "support/compare_results.hpp"
@@ -34,6 +35,31 @@ void check_engine_on_random_cubes(Engine& engine, int cubes, int queries_per_cub
 TEST(CpuParallelEngine, EqualsCpuSerialOnRandomCubes) {
   CpuParallelEngine engine;
   check_engine_on_random_cubes(engine, 150, 12);
+}
+
+// Two-phase aggregation (class tuples, then expanded) where the gpu engine
+// would take it, direct aggregation elsewhere: both equal the oracle, and
+// the random cubes reach both.
+TEST(CpuParallelEngine, TwoPhaseAndDirectBothEqualCpuSerial) {
+  CpuParallelEngine engine;
+  CpuSerialEngine oracle;
+  int two_phase = 0, direct = 0;
+  for (uint64_t seed = 1; seed <= 60; ++seed) {
+    const auto cube = random_cube(seed, 1 + seed % 31);
+    std::mt19937_64 rng(seed * 31);
+    for (int q = 0; q < 10; ++q) {
+      const AreaQuery query = random_query(rng, cube.schema);
+      const AggregationMap map(cube.schema, query);
+      const AreaResult got = engine.run(cube.facts, map, query);
+      const std::string plan = engine.last_plan();
+      (plan.rfind("two-phase", 0) == 0 ? two_phase : direct)++;
+      expect_same_answer(oracle.run(cube.facts, map, query), got, query, cube.facts, map,
+                         "cube seed " + std::to_string(seed) + " query " + std::to_string(q) + " (" + plan + ")");
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+  EXPECT_GT(two_phase, 50);
+  EXPECT_GT(direct, 50);
 }
 
 TEST(CpuParallelEngine, EqualsCpuSerialOnAreasTooLargeForDenseArrays) {
