@@ -212,7 +212,9 @@ int main(int argc, char** argv) {
 
   SelfCheckOptions check;
   auto* sc = app.add_subcommand("selfcheck", "Compare an engine with cpu-serial on random cubes, on this machine");
-  sc->add_option("--engine", check.engine, "Engine to check: " + engine_list())->capture_default_str();
+  sc->add_option("--engine", check.engine,
+                 "Engine to check: " + engine_list() + " (auto: gpu where there is a GPU, else cpu-parallel)")
+      ->capture_default_str();
   sc->add_option("--configs", check.configs, "gpu: grid (every knob combination) or given (the options below)")
       ->check(CLI::IsMember({"grid", "given"}))
       ->capture_default_str();

@@ -282,6 +282,23 @@ TEST_F(Cli, DirectoriesWhereFilesBelongAreBadInput) {
   EXPECT_EQ(run("generate --kind demo --format store --force --out " + path("g")).status, 0);
 }
 
+// selfcheck's default engine is auto: the gpu engine where there is a GPU,
+// else cpu-parallel; it says which it checked and why.
+TEST_F(Cli, SelfcheckChecksTheEngineAutoResolvesToAndSaysWhich) {
+  const Outcome r = run("selfcheck --configs given --cubes 2 --queries 2");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const bool gpu = r.out.find("selfcheck: checking gpu (auto: GPU ") != std::string::npos;
+  const bool cpu = r.out.find("selfcheck: checking cpu-parallel (auto: ") != std::string::npos;
+  EXPECT_TRUE(gpu != cpu) << r.out;
+  EXPECT_NE(r.out.find(gpu ? "selfcheck gpu: " : "selfcheck cpu-parallel: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" 0 mismatches"), std::string::npos) << r.out;
+
+  const Outcome serial = run("selfcheck --engine cpu-serial --cubes 1 --queries 1");
+  EXPECT_EQ(serial.status, 0) << serial.out << serial.err;
+  EXPECT_EQ(serial.out.find("selfcheck: checking"), std::string::npos) << serial.out;
+  EXPECT_NE(serial.out.find("selfcheck cpu-serial: "), std::string::npos) << serial.out;
+}
+
 }  // namespace
 
 namespace {
