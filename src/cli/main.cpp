@@ -181,7 +181,8 @@ int main(int argc, char** argv) {
   g->add_option("--db", gen.db, "Database directory of generated tables (created if missing)");
   g->add_option("--theta", gen.theta, "zipf: skew of f.a and f.fk (0: uniform)")->capture_default_str();
   g->add_option("--cardinality", gen.cardinality, "zipf: distinct values of f.a, rows of d1")->capture_default_str();
-  g->add_flag("--force", gen.force, "Replace a cube store that is already there (--format store)");
+  g->add_flag("--force", gen.force,
+              "Replace a generated cube already in --out (schema.json, facts.csv or a cube store, the queries)");
   g->add_option("--format", gen.format, "csv (schema.json + facts.csv) or store (a cube store)")
       ->check(CLI::IsMember({"csv", "store"}))
       ->capture_default_str();

@@ -282,6 +282,33 @@ TEST_F(Cli, DirectoriesWhereFilesBelongAreBadInput) {
   EXPECT_EQ(run("generate --kind demo --format store --force --out " + path("g")).status, 0);
 }
 
+// generate writes schema.json, queries/ and facts.csv (or a store) into
+// --out: a cube generated there before is replaced only with --force, in
+// either format, and a refusal leaves its files as they were.
+TEST_F(Cli, GenerateRefusesToOverwriteAGeneratedCubeWithoutForce) {
+  ASSERT_EQ(run("generate --kind demo --out " + path("g")).status, 0);
+  const std::string facts = slurp(dir_ / "g" / "facts.csv");
+  fs::remove(dir_ / "g" / "schema.json");  // any one of its files is enough to refuse
+  expect_input_error("generate --kind demo --seed 7 --out " + path("g"),
+                     {path("g"), "already holds a generated cube", "facts.csv", "--force"});
+  EXPECT_EQ(slurp(dir_ / "g" / "facts.csv"), facts);
+  EXPECT_FALSE(fs::exists(dir_ / "g" / "schema.json"));
+  expect_input_error("generate --kind demo --format store --out " + path("g"), {"already holds a generated cube"});
+  EXPECT_FALSE(fs::exists(dir_ / "g" / "cube.gpuolap"));
+
+  const Outcome forced = run("generate --kind demo --seed 7 --force --out " + path("g"));
+  EXPECT_EQ(forced.status, 0) << forced.err;
+  EXPECT_NE(slurp(dir_ / "g" / "facts.csv"), facts);
+  EXPECT_TRUE(fs::exists(dir_ / "g" / "schema.json"));
+
+  // A folder holding other files only is written into.
+  file("notes.txt", "mine");
+  fs::create_directories(dir_ / "h");
+  fs::copy_file(dir_ / "notes.txt", dir_ / "h" / "notes.txt");
+  EXPECT_EQ(run("generate --kind demo --out " + path("h")).status, 0);
+  EXPECT_EQ(slurp(dir_ / "h" / "notes.txt"), "mine");
+}
+
 // selfcheck's default engine is auto: the gpu engine where there is a GPU,
 // else cpu-parallel; it says which it checked and why.
 TEST_F(Cli, SelfcheckChecksTheEngineAutoResolvesToAndSaysWhich) {
