@@ -188,7 +188,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
 
   BenchOptions bench;
-  auto* b = app.add_subcommand("bench", "Time the engines on the thesis' queries over generated cubes");
+  auto* b = app.add_subcommand("bench",
+                               "Time the engines on the thesis' queries over generated cubes; prints a markdown report "
+                               "on stdout (the committed ones are in bench/results/)");
   b->add_option("--kind", bench.kind, "biker, machines, machines-skewed or all (biker and machines)")
       ->check(CLI::IsMember({"biker", "machines", "machines-skewed", "all"}))->capture_default_str();
   b->add_option("--scale", bench.scale, "Fraction of the thesis' fact count")->capture_default_str();
