@@ -175,8 +175,9 @@ TEST_F(Cli, DamagedStoresAreRefusedAndFailedWritesLeaveTheStoreAlone) {
   // Empty, or shorter than a header: truncated too, not missing (issue 24, item 8).
   for (size_t bytes : {size_t{0}, size_t{64}}) {
     std::ofstream(store, std::ios::binary | std::ios::trunc) << good.substr(0, bytes);
-    expect_input_error("info --cube " + path("cube"), {"cube.gpuolap", "truncated"});
-    expect_input_error("write --cube " + path("cube") + " --mode add --facts " + path("w3.csv"), {"truncated"});
+    const std::string size = "truncated: " + std::to_string(bytes) + " bytes, shorter than a header and a checksum (72 bytes)";
+    expect_input_error("info --cube " + path("cube"), {"cube.gpuolap", size});
+    expect_input_error("write --cube " + path("cube") + " --mode add --facts " + path("w3.csv"), {"cube.gpuolap", size});
   }
   std::string corrupt = good;
   corrupt[corrupt.size() - 20] ^= 1;
