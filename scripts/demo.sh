@@ -28,7 +28,7 @@ rm -rf "$out"
 "$gpuolap" info --cube "$out/cube"
 for q in "$out"/queries/*.json; do
   echo
-  echo "== $(basename "$q" .json): $(tr -s ' \n' ' ' <"$q")"
+  echo "== $(basename "$q" .json): $(tr -s ' \n' ' ' <"$q" | sed 's/ $//')"
   "$gpuolap" query --cube "$out/cube" --query "$q" --engine auto --timing 2>&1
 done
 
