@@ -1,18 +1,28 @@
 #!/usr/bin/env bash
-# Installs what gpuolap needs to build and test, from Debian packages.
+# Installs what gpuolap needs from Debian packages: with no argument, what
+# building and testing need; with `build`, only what building the gpuolap
+# command needs (scripts/demo.sh: a first run should not wait for the test
+# and fuzzing tools).
 # The CUDA toolkit is optional and not installed here: where nvcc is on PATH
 # (or in /usr/local/cuda/bin) the build uses it. clang and its runtime
 # (libclang-rt-14-dev: libFuzzer, the sanitizers) build the fuzzing
 # harnesses of scripts/fuzz.sh.
 set -euo pipefail
 
+mode="${1:-all}"
+case "$mode" in
+  all | build) ;;
+  *) echo "setup.sh: unknown mode '$mode' (expected: build, or nothing for build and test)" >&2; exit 2 ;;
+esac
+
 packages=(
   build-essential cmake ninja-build pkg-config
-  nlohmann-json3-dev libcli11-dev libtbb-dev libfmt-dev
-  libgtest-dev libgmock-dev libbenchmark-dev libxxhash-dev
-  libboost-dev zlib1g-dev libbrotli-dev libcpp-httplib-dev libpg-query-dev python3-pip
-  clang libclang-rt-14-dev
+  nlohmann-json3-dev libcli11-dev libtbb-dev libfmt-dev libxxhash-dev
+  libboost-dev zlib1g-dev libbrotli-dev libpg-query-dev
 )
+if [ "$mode" = all ]; then
+  packages+=(libgtest-dev libgmock-dev libbenchmark-dev libcpp-httplib-dev python3-pip clang libclang-rt-14-dev)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
@@ -26,6 +36,8 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+
+[ "$mode" = build ] && exit 0
 
 # DuckDB, the outside oracle of the SQL tests (tests/sql/differential_duckdb.py),
 # from PyPI: Debian 12 has no package of it. Debian's pip refuses to install

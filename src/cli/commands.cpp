@@ -255,6 +255,20 @@ int run_generate(const GenerateOptions& o) {
   if (!o.db.empty()) throw InputError(fmt::format("generate {}: writes a cube into --out, not tables into --db", o.kind));
   if (o.format == "store" && store_exists(o.out) && !o.force)
     throw InputError(fmt::format("{}: already holds a cube store (use --force to replace it)", o.out));
+  // Either format writes schema.json and queries/ beside its facts: a cube
+  // generated there before (or a store's schema file) would be overwritten
+  // file by file, without a word, and a different kind would leave the old
+  // kind's queries beside the new schema. Checked before generating, which
+  // may take minutes.
+  if (!o.force) {
+    const fs::path out(o.out);
+    for (const char* name : {"schema.json", "facts.csv", "queries"}) {
+      std::error_code ec;
+      if (fs::exists(out / name, ec))
+        throw InputError(fmt::format("{}: already holds a generated cube ({} is there; use --force to replace it)",
+                                     o.out, (out / name).string()));
+    }
+  }
   GeneratedCube cube = [&] {
     Progress progress("generating " + o.kind);
     return generate_cube(o.kind, o.scale, o.seed, progress.callback());

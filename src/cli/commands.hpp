@@ -82,7 +82,7 @@ struct CalibrateOptions {
 int run_calibrate(const CalibrateOptions& o);
 
 struct SelfCheckOptions {
-  std::string engine = "gpu";
+  std::string engine = "auto";  // gpu where there is a GPU, else cpu-parallel
   std::string configs = "grid";  // grid: every knob combination; given: the options on the command line
   GpuOptions gpu;
   int cubes = 30;

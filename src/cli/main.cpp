@@ -181,13 +181,16 @@ int main(int argc, char** argv) {
   g->add_option("--db", gen.db, "Database directory of generated tables (created if missing)");
   g->add_option("--theta", gen.theta, "zipf: skew of f.a and f.fk (0: uniform)")->capture_default_str();
   g->add_option("--cardinality", gen.cardinality, "zipf: distinct values of f.a, rows of d1")->capture_default_str();
-  g->add_flag("--force", gen.force, "Replace a cube store that is already there (--format store)");
+  g->add_flag("--force", gen.force,
+              "Replace a generated cube already in --out (schema.json, facts.csv or a cube store, the queries)");
   g->add_option("--format", gen.format, "csv (schema.json + facts.csv) or store (a cube store)")
       ->check(CLI::IsMember({"csv", "store"}))
       ->capture_default_str();
 
   BenchOptions bench;
-  auto* b = app.add_subcommand("bench", "Time the engines on the thesis' queries over generated cubes");
+  auto* b = app.add_subcommand("bench",
+                               "Time the engines on the thesis' queries over generated cubes; prints a markdown report "
+                               "on stdout (the committed ones are in bench/results/)");
   b->add_option("--kind", bench.kind, "biker, machines, machines-skewed or all (biker and machines)")
       ->check(CLI::IsMember({"biker", "machines", "machines-skewed", "all"}))->capture_default_str();
   b->add_option("--scale", bench.scale, "Fraction of the thesis' fact count")->capture_default_str();
@@ -212,7 +215,9 @@ int main(int argc, char** argv) {
 
   SelfCheckOptions check;
   auto* sc = app.add_subcommand("selfcheck", "Compare an engine with cpu-serial on random cubes, on this machine");
-  sc->add_option("--engine", check.engine, "Engine to check: " + engine_list())->capture_default_str();
+  sc->add_option("--engine", check.engine,
+                 "Engine to check: " + engine_list() + " (auto: gpu where there is a GPU, else cpu-parallel)")
+      ->capture_default_str();
   sc->add_option("--configs", check.configs, "gpu: grid (every knob combination) or given (the options below)")
       ->check(CLI::IsMember({"grid", "given"}))
       ->capture_default_str();

@@ -163,8 +163,10 @@ uint64_t store_checksum(const fs::path& dir) {
   if (!in) throw InputError(fmt::format("{}: no cube store file here", path.string()));
   // An empty or short file is a store cut short, not a missing one.
   const std::streamoff bytes = in.tellg();
+  // (A 64-byte file holds a whole header: say what the smallest store is.)
   if (bytes < static_cast<std::streamoff>(kHeaderBytes + 8))
-    throw InputError(fmt::format("{}: truncated: {} bytes, shorter than the header", path.string(), bytes));
+    throw InputError(fmt::format("{}: truncated: {} bytes, shorter than a header and a checksum ({} bytes)",
+                                 path.string(), bytes, kHeaderBytes + 8));
   uint64_t checksum = 0;
   if (!in.seekg(-8, std::ios::end).read(reinterpret_cast<char*>(&checksum), sizeof checksum))
     throw InputError(fmt::format("{}: cannot read its checksum", path.string()));
@@ -183,8 +185,9 @@ Cube load_store(const fs::path& dir, const ProgressFn& progress) {
   const uint64_t file_bytes = fs::file_size(path);
 
   Header h{};
-  if (file_bytes < kHeaderBytes || !in.read(reinterpret_cast<char*>(&h), sizeof h))
-    throw InputError(fmt::format("{}: truncated: {} bytes, shorter than the header", where, file_bytes));
+  if (file_bytes < kHeaderBytes + 8 || !in.read(reinterpret_cast<char*>(&h), sizeof h))
+    throw InputError(fmt::format("{}: truncated: {} bytes, shorter than a header and a checksum ({} bytes)", where,
+                                 file_bytes, kHeaderBytes + 8));
   if (std::memcmp(h.magic, kMagic, sizeof kMagic) != 0)
     throw InputError(fmt::format("{}: not a gpuolap cube store", where));
   if (h.version != kStoreVersion)

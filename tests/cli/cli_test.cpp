@@ -175,8 +175,9 @@ TEST_F(Cli, DamagedStoresAreRefusedAndFailedWritesLeaveTheStoreAlone) {
   // Empty, or shorter than a header: truncated too, not missing (issue 24, item 8).
   for (size_t bytes : {size_t{0}, size_t{64}}) {
     std::ofstream(store, std::ios::binary | std::ios::trunc) << good.substr(0, bytes);
-    expect_input_error("info --cube " + path("cube"), {"cube.gpuolap", "truncated"});
-    expect_input_error("write --cube " + path("cube") + " --mode add --facts " + path("w3.csv"), {"truncated"});
+    const std::string size = "truncated: " + std::to_string(bytes) + " bytes, shorter than a header and a checksum (72 bytes)";
+    expect_input_error("info --cube " + path("cube"), {"cube.gpuolap", size});
+    expect_input_error("write --cube " + path("cube") + " --mode add --facts " + path("w3.csv"), {"cube.gpuolap", size});
   }
   std::string corrupt = good;
   corrupt[corrupt.size() - 20] ^= 1;
@@ -280,6 +281,50 @@ TEST_F(Cli, DirectoriesWhereFilesBelongAreBadInput) {
   ASSERT_EQ(run("generate --kind demo --format store --out " + path("g")).status, 0);
   expect_input_error("generate --kind demo --format store --out " + path("g"), {"already holds a cube store"});
   EXPECT_EQ(run("generate --kind demo --format store --force --out " + path("g")).status, 0);
+}
+
+// generate writes schema.json, queries/ and facts.csv (or a store) into
+// --out: a cube generated there before is replaced only with --force, in
+// either format, and a refusal leaves its files as they were.
+TEST_F(Cli, GenerateRefusesToOverwriteAGeneratedCubeWithoutForce) {
+  ASSERT_EQ(run("generate --kind demo --out " + path("g")).status, 0);
+  const std::string facts = slurp(dir_ / "g" / "facts.csv");
+  fs::remove(dir_ / "g" / "schema.json");  // any one of its files is enough to refuse
+  expect_input_error("generate --kind demo --seed 7 --out " + path("g"),
+                     {path("g"), "already holds a generated cube", "facts.csv", "--force"});
+  EXPECT_EQ(slurp(dir_ / "g" / "facts.csv"), facts);
+  EXPECT_FALSE(fs::exists(dir_ / "g" / "schema.json"));
+  expect_input_error("generate --kind demo --format store --out " + path("g"), {"already holds a generated cube"});
+  EXPECT_FALSE(fs::exists(dir_ / "g" / "cube.gpuolap"));
+
+  const Outcome forced = run("generate --kind demo --seed 7 --force --out " + path("g"));
+  EXPECT_EQ(forced.status, 0) << forced.err;
+  EXPECT_NE(slurp(dir_ / "g" / "facts.csv"), facts);
+  EXPECT_TRUE(fs::exists(dir_ / "g" / "schema.json"));
+
+  // A folder holding other files only is written into.
+  file("notes.txt", "mine");
+  fs::create_directories(dir_ / "h");
+  fs::copy_file(dir_ / "notes.txt", dir_ / "h" / "notes.txt");
+  EXPECT_EQ(run("generate --kind demo --out " + path("h")).status, 0);
+  EXPECT_EQ(slurp(dir_ / "h" / "notes.txt"), "mine");
+}
+
+// selfcheck's default engine is auto: the gpu engine where there is a GPU,
+// else cpu-parallel; it says which it checked and why.
+TEST_F(Cli, SelfcheckChecksTheEngineAutoResolvesToAndSaysWhich) {
+  const Outcome r = run("selfcheck --configs given --cubes 2 --queries 2");
+  ASSERT_EQ(r.status, 0) << r.out << r.err;
+  const bool gpu = r.out.find("selfcheck: checking gpu (auto: GPU ") != std::string::npos;
+  const bool cpu = r.out.find("selfcheck: checking cpu-parallel (auto: ") != std::string::npos;
+  EXPECT_TRUE(gpu != cpu) << r.out;
+  EXPECT_NE(r.out.find(gpu ? "selfcheck gpu: " : "selfcheck cpu-parallel: "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" 0 mismatches"), std::string::npos) << r.out;
+
+  const Outcome serial = run("selfcheck --engine cpu-serial --cubes 1 --queries 1");
+  EXPECT_EQ(serial.status, 0) << serial.out << serial.err;
+  EXPECT_EQ(serial.out.find("selfcheck: checking"), std::string::npos) << serial.out;
+  EXPECT_NE(serial.out.find("selfcheck cpu-serial: "), std::string::npos) << serial.out;
 }
 
 }  // namespace

@@ -1,11 +1,40 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <string>
 #include <vector>
 
 #include "device_info.hpp"
 
 namespace gpuolap {
+
+namespace {
+
+// 12040 -> "12.4", as CUDA numbers its versions.
+std::string cuda_version(int v) { return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10); }
+
+// Why cudaGetDeviceCount found no device, in words that say what to do. The
+// runtime reports a machine without any NVIDIA driver as "CUDA driver
+// version is insufficient for CUDA runtime version" (it compares the
+// missing driver's version, 0, with its own), which reads as if upgrading
+// the driver would help; the CUDA error's name stays in parentheses.
+std::string no_device_problem(cudaError_t err) {
+  const std::string call = std::string("cudaGetDeviceCount: ") + cudaGetErrorName(err);
+  if (err == cudaErrorNoDevice) return "no NVIDIA GPU found (" + call + ")";
+  if (err == cudaErrorInsufficientDriver) {
+    int driver = 0;
+    if (cudaDriverGetVersion(&driver) == cudaSuccess && driver > 0) {
+      int runtime = 0;
+      cudaRuntimeGetVersion(&runtime);
+      return "the NVIDIA driver supports CUDA " + cuda_version(driver) + ", older than this build's CUDA runtime " +
+             cuda_version(runtime) + "; a newer driver is needed (" + call + ")";
+    }
+    return "no NVIDIA driver found, so no GPU can be used (" + call + ")";
+  }
+  return std::string("no usable GPU: ") + cudaGetErrorString(err) + " (" + call + ")";
+}
+
+}  // namespace
 
 GpuStatus gpu_status() {
   GpuStatus status;
@@ -13,12 +42,12 @@ GpuStatus gpu_status() {
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess) {
-    status.problem = std::string("no usable GPU (cudaGetDeviceCount: ") + cudaGetErrorString(err) + ")";
+    status.problem = no_device_problem(err);
     return status;
   }
   status.device_count = count;
   if (count == 0) {
-    status.problem = "no CUDA device found";
+    status.problem = "no NVIDIA GPU found (cudaGetDeviceCount: 0 devices)";
     return status;
   }
   cudaDeviceProp prop{};
