@@ -40,19 +40,66 @@ tbb::enumerable_thread_specific<Local> accumulate_pages(const FactTable& facts, 
   return locals;
 }
 
+// The map's targets of a cell, walking only the dimensions that are not
+// weight-1 totals over every base (a total leaves target and weight as they
+// are: B1 walks 1 of its 8 dimensions, M1 none). The same targets, and the
+// same weight bits (a factor 1.0 changes no product), as for_each_target.
+class WalkedMap {
+ public:
+  explicit WalkedMap(const AggregationMap& map) : map_(map) {
+    for (size_t d = 0; d < map.dimension_count(); ++d) {
+      const DimensionMap& m = map.dimension(d);
+      if (!gpu::is_total(m.offsets, m.positions, m.weights)) walked_.push_back(d);
+    }
+  }
+  template <typename Visit>
+  void for_each_target(uint64_t key, Visit&& visit) const {
+    const size_t k = walked_.size();
+    uint32_t begin[kMaxDimensions], end[kMaxDimensions], at[kMaxDimensions];
+    for (size_t i = 0; i < k; ++i) {
+      const DimensionMap& m = map_.dimension(walked_[i]);
+      const uint32_t b = map_.codec().decode(key, walked_[i]);
+      begin[i] = at[i] = m.offsets[b];
+      end[i] = m.offsets[b + 1];
+      if (begin[i] == end[i]) return;
+    }
+    for (;;) {
+      uint64_t target = 0;
+      double weight = 1.0;
+      for (size_t i = 0; i < k; ++i) {
+        const DimensionMap& m = map_.dimension(walked_[i]);
+        target += uint64_t{m.positions[at[i]]} * map_.stride(walked_[i]);
+        weight *= m.weights[at[i]];
+      }
+      visit(target, weight);
+      size_t i = k;
+      while (i > 0 && ++at[i - 1] == end[i - 1]) {
+        --i;
+        at[i] = begin[i];
+      }
+      if (i == 0) return;
+    }
+  }
+
+ private:
+  const AggregationMap& map_;
+  std::vector<size_t> walked_;
+};
+
 AreaResult run_dense(const FactTable& facts, const AggregationMap& map, const AreaQuery& query) {
   // Cache-aligned, so small arrays of different threads never share a line.
   using Local = std::vector<CellAccumulator, tbb::cache_aligned_allocator<CellAccumulator>>;
   const auto keys = facts.keys();
   const auto values = facts.values(query.measure);
   const size_t n_targets = map.target_count();
+  const WalkedMap walk(map);
   auto locals = accumulate_pages<Local>(
       facts, map, [&] { return Local(n_targets); },
       [&](Local& acc, size_t begin, size_t end) {
         for (size_t i = begin; i < end; ++i) {
           const double v = values[i];
           if (!has_value(v)) continue;
-          map.for_each_target(keys[i], [&](uint64_t t, double w) { acc[t].add(w * v); });
+          walk.for_each_target(keys[i], [&](uint64_t t, double w) { acc[t].add(w * v); });
         }
       });
   // Combine thread-local arrays, in parallel over targets.
@@ -71,13 +118,14 @@ AreaResult run_hashed(const FactTable& facts, const AggregationMap& map, const A
   using Local = std::unordered_map<uint64_t, CellAccumulator>;
   const auto keys = facts.keys();
   const auto values = facts.values(query.measure);
+  const WalkedMap walk(map);
   auto locals = accumulate_pages<Local>(
       facts, map, [] { return Local(); },
       [&](Local& acc, size_t begin, size_t end) {
         for (size_t i = begin; i < end; ++i) {
           const double v = values[i];
           if (!has_value(v)) continue;
-          map.for_each_target(keys[i], [&](uint64_t t, double w) { acc[t].add(w * v); });
+          walk.for_each_target(keys[i], [&](uint64_t t, double w) { acc[t].add(w * v); });
         }
       });
   Local total;
