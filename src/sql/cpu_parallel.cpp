@@ -5,7 +5,9 @@
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 
+#include <algorithm>
 #include <atomic>
+#include <exception>
 #include <chrono>
 #include <memory>
 
@@ -104,27 +106,61 @@ QueryResult run_cpu_parallel(const LogicalQuery& q, const PhysicalPlan& plan, co
 
   // Rows: each batch projects its own, kept in batch order.
   std::vector<std::vector<ValueVector>> outputs(batches), order_keys(batches);
+  std::vector<std::size_t> batch_rows(batches, 0);
   std::atomic<std::uint64_t> total{0};
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, batches), [&](const tbb::blocked_range<std::size_t>& range) {
+  const auto project = [&](std::size_t b) {
     PipelineTimes times = joined.empty_times();
-    for (std::size_t b = range.begin(); b != range.end(); ++b) {
-      Batch batch = joined.rows(b * kBatchRows, std::min(joined.fact_rows(), (b + 1) * kBatchRows), times);
-      BatchColumns leaves(q, batch);
-      Evaluator evaluator(leaves, &source);
-      const std::vector<std::uint32_t> positions = all_positions(batch.size);
-      for (const auto& o : q.outputs) outputs[b].push_back(evaluator.evaluate(*o.expr, positions));
-      for (const auto& k : q.order_by) order_keys[b].push_back(evaluator.evaluate(*k.expr, positions));
-      if ((total += batch.size) > limits.max_rows && !(q.limit && q.order_by.empty())) too_many(limits.max_rows, "result");
+    Batch batch = joined.rows(b * kBatchRows, std::min(joined.fact_rows(), (b + 1) * kBatchRows), times);
+    BatchColumns leaves(q, batch);
+    Evaluator evaluator(leaves, &source);
+    const std::vector<std::uint32_t> positions = all_positions(batch.size);
+    for (const auto& o : q.outputs) outputs[b].push_back(evaluator.evaluate(*o.expr, positions));
+    for (const auto& k : q.order_by) order_keys[b].push_back(evaluator.evaluate(*k.expr, positions));
+    batch_rows[b] = batch.size;
+    return batch.size;
+  };
+  const std::uint64_t wanted = q.limit && q.order_by.empty() ? static_cast<std::uint64_t>(*q.limit + q.offset) : ~0ull;
+  std::size_t evaluated = batches;  // batches whose rows are kept
+  if (q.limit && q.order_by.empty()) {
+    // LIMIT without ORDER BY: cpu-serial stops at the first batch that
+    // starts with enough rows, and so must this — in rows kept and in
+    // errors raised (a division by zero in a batch past the limit is not
+    // an error of the query). Waves of batches run in parallel; a batch's
+    // error counts only if the rows before it fall short of the limit.
+    const std::size_t wave = std::max<std::size_t>(1, threads);
+    std::uint64_t kept = 0;
+    evaluated = 0;
+    while (evaluated < batches && kept < wanted) {
+      const std::size_t first = evaluated, end = std::min(batches, first + wave);
+      std::vector<std::exception_ptr> failures(end - first);
+      tbb::parallel_for(tbb::blocked_range<std::size_t>(first, end), [&](const tbb::blocked_range<std::size_t>& r) {
+        for (std::size_t b = r.begin(); b != r.end(); ++b) {
+          try {
+            project(b);
+          } catch (...) {
+            failures[b - first] = std::current_exception();
+          }
+        }
+      });
+      for (std::size_t b = first; b < end && kept < wanted; ++b, ++evaluated) {
+        if (failures[b - first]) std::rethrow_exception(failures[b - first]);
+        kept += batch_rows[b];
+      }
     }
-  });
+    total = kept;
+  } else {
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, batches), [&](const tbb::blocked_range<std::size_t>& range) {
+      for (std::size_t b = range.begin(); b != range.end(); ++b)
+        if ((total += project(b)) > limits.max_rows) too_many(limits.max_rows, "result");
+    });
+  }
   timings.push_back({"scan + join + project (" + std::to_string(threads) + " threads)", seconds_since(start), total});
   start = Clock::now();
   std::vector<ValueVector> all_outputs, all_keys;
   for (const auto& o : q.outputs) all_outputs.emplace_back(o.expr->type);
   for (const auto& k : q.order_by) all_keys.emplace_back(k.expr->type);
   std::size_t rows = 0;
-  const std::uint64_t wanted = q.limit && q.order_by.empty() ? static_cast<std::uint64_t>(*q.limit + q.offset) : ~0ull;
-  for (std::size_t b = 0; b < batches && rows < wanted; ++b) {
+  for (std::size_t b = 0; b < evaluated && rows < wanted; ++b) {
     std::size_t n = outputs[b].empty() ? 0 : outputs[b][0].size();
     for (std::size_t o = 0; o < all_outputs.size(); ++o) {
       for (std::size_t i = 0; i < n; ++i) all_outputs[o].push_from(outputs[b][o], i);

@@ -178,3 +178,47 @@ TEST(SqlEngines, OrderedAggregationOnSortedInput) {
 
 }  // namespace
 }  // namespace gpuolap::testing
+
+namespace gpuolap::testing {
+namespace {
+
+// LIMIT without ORDER BY: cpu-parallel keeps the rows cpu-serial keeps and
+// raises the errors it raises — none from batches past the limit (a
+// division by zero in row 20,000 is not an error of LIMIT 10 or LIMIT 0).
+// Both evaluate whole batches of 4,096 rows: the batch holding row 20,000
+// starts at row 16,384, so LIMIT 16384 stops before it and LIMIT 16385
+// meets the zero.
+TEST(SqlEngines, LimitStopsWhereCpuSerialStops) {
+  std::vector<OptInt> id, d;
+  for (int i = 0; i < 40000; ++i) {
+    id.push_back(OptInt(i));
+    d.push_back(OptInt(i == 20000 ? 0 : 1 + i % 3));
+  }
+  sql::TablesInMemory t;
+  t.add(make_table("r", {int_column("id", id), int_column("d", d)}));
+  for (const std::string q : {"SELECT id, 100 / d FROM r LIMIT 10", "SELECT id, 100 / d FROM r LIMIT 0",
+                              "SELECT id, 100 / d FROM r LIMIT 5 OFFSET 4090", "SELECT id, 100 / d FROM r LIMIT 16384",
+                              "SELECT id, 100 / d FROM r LIMIT 16385", "SELECT id FROM r WHERE 100 / d > 40 LIMIT 7"}) {
+    std::string serial, parallel;
+    for (auto engine : {sql::SqlEngine::CpuSerial, sql::SqlEngine::CpuParallel}) {
+      sql::SqlOptions options;
+      options.engine = engine;
+      std::string out;
+      try {
+        out = sql::format_result(sql::run(t, q, options), sql::ResultFormat::Csv);
+      } catch (const InputError& e) {
+        out = std::string("error: ") + e.what();
+      }
+      (engine == sql::SqlEngine::CpuSerial ? serial : parallel) = out;
+    }
+    EXPECT_EQ(parallel, serial) << q;
+    if (q.find("LIMIT 16385") != std::string::npos) {
+      EXPECT_EQ(serial.rfind("error: ", 0), 0u) << q << ": the limit reaches the zero";
+    } else {
+      EXPECT_EQ(serial.find("error"), std::string::npos) << q << ": " << serial.substr(0, 200);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace gpuolap::testing
