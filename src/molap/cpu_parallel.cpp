@@ -141,26 +141,6 @@ AreaResult run_hashed(const FactTable& facts, const AggregationMap& map, const A
   return finish_cells(cells, query.aggregate);
 }
 
-// A class tuple's raw values: the facts' values before any weight.
-struct RawCell {
-  double sum = 0.0;
-  double min = std::numeric_limits<double>::infinity();
-  double max = -std::numeric_limits<double>::infinity();
-  uint64_t count = 0;
-  void add(double v) {
-    sum += v;
-    min = std::min(min, v);
-    max = std::max(max, v);
-    ++count;
-  }
-  void merge(const RawCell& o) {
-    sum += o.sum;
-    min = std::min(min, o.min);
-    max = std::max(max, o.max);
-    count += o.count;
-  }
-};
-
 // Two-phase aggregation, as the gpu engine does it
 // (molap/planning/target_classes.hpp): phase 1 makes one update per fact,
 // into its tuple of base classes (thread-local dense arrays); phase 2
@@ -169,7 +149,8 @@ struct RawCell {
 // Walking every target of every fact cost B2 17.9 updates per fact.
 AreaResult run_two_phase(const FactTable& facts, const AggregationMap& map, const AreaQuery& query,
                          const gpu::TargetClasses& classes) {
-  using Local = std::vector<RawCell, tbb::cache_aligned_allocator<RawCell>>;
+  // A class tuple's raw values, before any weight.
+  using Local = std::vector<CellAccumulator, tbb::cache_aligned_allocator<CellAccumulator>>;
   const auto keys = facts.keys();
   const auto values = facts.values(query.measure);
   const size_t k = map.dimension_count();
@@ -204,7 +185,7 @@ AreaResult run_two_phase(const FactTable& facts, const AggregationMap& map, cons
   std::vector<std::span<const double>> weights(k);
   std::vector<size_t> at(k);
   for (uint64_t tuple = 0; tuple < classes.cells; ++tuple) {
-    const RawCell& cell = raw[tuple];
+    const CellAccumulator& cell = raw[tuple];
     if (cell.count == 0) continue;
     for (size_t d = 0; d < k; ++d) {
       const uint32_t c = static_cast<uint32_t>(tuple / classes.strides[d] % classes.dims[d].count());
