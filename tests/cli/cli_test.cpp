@@ -134,6 +134,20 @@ TEST_F(Cli, GpuEnginesAnswerOrSayWhyNot) {
   }
   const Outcome knob = run(facts + query + " --engine gpu --preagg sideways");
   EXPECT_EQ(knob.status, 2);
+  // --gpus: a malformed list is an input error naming the flag; a device
+  // this machine lacks is one naming the device; two contexts on GPU 0
+  // (the several-GPU path on one card) answer as one GPU does.
+  const Outcome bad_list = run(facts + query + " --engine gpu --gpus 0,x");
+  EXPECT_EQ(bad_list.status, 2);
+  EXPECT_NE(bad_list.err.find("--gpus 0,x: 'x' is not a device number"), std::string::npos) << bad_list.err;
+  if (machine_has_gpu()) {
+    const Outcome missing = run(facts + query + " --engine gpu --gpus 0,63");
+    EXPECT_EQ(missing.status, 2);
+    EXPECT_NE(missing.err.find("there is no GPU 63"), std::string::npos) << missing.err;
+    const Outcome two = run(facts + query + " --engine gpu --gpus 0,0 --timing");
+    EXPECT_EQ(two.status, 0) << two.err;
+    EXPECT_EQ(two.out, cpu.out);
+  }
   if (machine_has_gpu()) {
     const Outcome cdp_kernel = run(facts + query + " --engine gpu-cdp --kernel work-list");
     EXPECT_EQ(cdp_kernel.status, 2);
