@@ -2,6 +2,7 @@
 #include <tbb/cache_aligned_allocator.h>
 #include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
+#include <tbb/parallel_reduce.h>
 #include <tbb/parallel_sort.h>
 
 #include <algorithm>
@@ -52,6 +53,7 @@ class WalkedMap {
       if (!gpu::is_total(m.offsets, m.positions, m.weights)) walked_.push_back(d);
     }
   }
+  size_t walked() const { return walked_.size(); }
   template <typename Visit>
   void for_each_target(uint64_t key, Visit&& visit) const {
     const size_t k = walked_.size();
@@ -85,6 +87,50 @@ class WalkedMap {
   const AggregationMap& map_;
   std::vector<size_t> walked_;
 };
+
+// Every dimension a weight-1 total (M1): the one target's aggregate is a
+// reduction over the measure's values, the keys unread, only the fields the
+// aggregate needs. Four sums side by side break the chain of dependent
+// adds; the ranges are split the same way on every run
+// (parallel_deterministic_reduce), so the sum has the same bits each time.
+AreaResult run_total(const FactTable& facts, const AreaQuery& query) {
+  const auto values = facts.values(query.measure);
+  const bool extremes = query.aggregate == Aggregate::min || query.aggregate == Aggregate::max;
+  CellAccumulator total = tbb::parallel_deterministic_reduce(
+      tbb::blocked_range<size_t>(0, values.size(), size_t{1} << 16), CellAccumulator{},
+      [&](const tbb::blocked_range<size_t>& r, CellAccumulator acc) {
+        if (extremes) {
+          for (size_t i = r.begin(); i != r.end(); ++i)
+            if (has_value(values[i])) acc.add(values[i]);
+          return acc;
+        }
+        double sums[4] = {0, 0, 0, 0};
+        uint64_t counts[4] = {0, 0, 0, 0};
+        size_t i = r.begin();
+        for (; i + 4 <= r.end(); i += 4)
+          for (size_t lane = 0; lane < 4; ++lane) {
+            const double v = values[i + lane];
+            const bool filled = has_value(v);
+            sums[lane] += filled ? v : 0.0;
+            counts[lane] += filled;
+          }
+        for (; i != r.end(); ++i) {
+          const bool filled = has_value(values[i]);
+          sums[0] += filled ? values[i] : 0.0;
+          counts[0] += filled;
+        }
+        acc.sum += (sums[0] + sums[1]) + (sums[2] + sums[3]);
+        acc.count += counts[0] + counts[1] + counts[2] + counts[3];
+        return acc;
+      },
+      [](CellAccumulator a, const CellAccumulator& b) {
+        a.merge(b);
+        return a;
+      });
+  std::vector<std::pair<uint64_t, CellAccumulator>> cells;
+  if (total.count > 0) cells.emplace_back(0, total);
+  return finish_cells(cells, query.aggregate);
+}
 
 AreaResult run_dense(const FactTable& facts, const AggregationMap& map, const AreaQuery& query) {
   // Cache-aligned, so small arrays of different threads never share a line.
@@ -240,6 +286,10 @@ AreaResult CpuParallelEngine::run(const FactTable& facts, const AggregationMap& 
       plan_ = "two-phase: " + std::to_string(classes.cells) + " class tuples, then expanded to the targets";
       return run_two_phase(facts, map, query, classes);
     }
+  }
+  if (WalkedMap(map).walked() == 0) {
+    plan_ = "every dimension a weight-1 total: one reduction over the values";
+    return run_total(facts, query);
   }
   plan_ = map.target_count() <= kDenseTargetLimit ? "direct, a dense array of the targets per thread"
                                                   : "direct, a hash map of the targets per thread";

@@ -1,10 +1,13 @@
 // Every engine this machine has equals cpu-serial on randomized cubes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <numeric>
 #include <set>
 #include <string>
 
+#include "gpuolap/formats.hpp"
+#include "gpuolap/generate.hpp"
 #include "molap/cpu_engines.hpp"
 #include "support/compare_results.hpp"
 #include "molap/random_cube.hpp"
@@ -60,6 +63,25 @@ TEST(CpuParallelEngine, TwoPhaseAndDirectBothEqualCpuSerial) {
   }
   EXPECT_GT(two_phase, 50);
   EXPECT_GT(direct, 50);
+}
+
+// M1's area (every dimension a weight-1 total) is one reduction over the
+// values: every aggregate equals the oracle's, and the sum has the same
+// bits on every run.
+TEST(CpuParallelEngine, AnAreaOfTotalsIsOneReduction) {
+  const GeneratedCube cube = generate_cube("machines", 0.002, 42);
+  const auto m1 = std::find_if(cube.queries.begin(), cube.queries.end(), [](const NamedQuery& q) { return q.name == "M1"; });
+  ASSERT_NE(m1, cube.queries.end());
+  AreaQuery query = parse_query_json(cube.schema, m1->json, "M1");
+  CpuParallelEngine engine;
+  for (Aggregate a : {Aggregate::sum, Aggregate::count, Aggregate::avg, Aggregate::min, Aggregate::max}) {
+    query.aggregate = a;
+    const AggregationMap map(cube.schema, query);
+    const AreaResult got = engine.run(cube.facts, map, query);
+    EXPECT_NE(engine.last_plan().find("one reduction"), std::string::npos) << engine.last_plan();
+    expect_same_answer(CpuSerialEngine().run(cube.facts, map, query), got, query, cube.facts, map, aggregate_name(a));
+    for (int run = 0; run < 3; ++run) EXPECT_EQ(engine.run(cube.facts, map, query).values, got.values) << aggregate_name(a);
+  }
 }
 
 TEST(CpuParallelEngine, EqualsCpuSerialOnAreasTooLargeForDenseArrays) {
