@@ -88,39 +88,69 @@ class WalkedMap {
   std::vector<size_t> walked_;
 };
 
-// Every dimension a weight-1 total (M1): the one target's aggregate is a
-// reduction over the measure's values, the keys unread, only the fields the
-// aggregate needs. Four sums side by side break the chain of dependent
-// adds; the ranges are split the same way on every run
-// (parallel_deterministic_reduce), so the sum has the same bits each time.
-AreaResult run_total(const FactTable& facts, const AreaQuery& query) {
+// One target (B1, M1): its aggregate is a reduction over the relevant
+// pages' values, each times its cell's weight — the product of the walked
+// dimensions' one weight, 1 where every dimension is a total (the keys then
+// unread) — with only the fields the aggregate needs. Four sums side by side
+// break the chain of dependent adds; the pages are split the same way on
+// every run (parallel_deterministic_reduce), so the sum has the same bits
+// each time.
+AreaResult run_one_target(const FactTable& facts, const AggregationMap& map, const AreaQuery& query) {
+  const auto keys = facts.keys();
   const auto values = facts.values(query.measure);
   const bool extremes = query.aggregate == Aggregate::min || query.aggregate == Aggregate::max;
+  // Each walked dimension's weight per base, 0 for a base without the
+  // target (one element per list: a base has at most one entry; a map's
+  // weights are never 0). A cell's weight: their product in dimension order.
+  std::vector<size_t> dims;
+  std::vector<std::vector<double>> base_weight;
+  for (size_t d = 0; d < map.dimension_count(); ++d) {
+    const DimensionMap& m = map.dimension(d);
+    if (gpu::is_total(m.offsets, m.positions, m.weights)) continue;
+    dims.push_back(d);
+    std::vector<double>& w = base_weight.emplace_back(m.offsets.size() - 1, 0.0);
+    for (uint32_t b = 0; b + 1 < m.offsets.size(); ++b)
+      if (m.relevant(b)) w[b] = m.weights[m.offsets[b]];
+  }
+  const KeyCodec& codec = map.codec();
+  const auto weight_of = [&](uint64_t key) {
+    double w = 1.0;
+    for (size_t i = 0; i < dims.size(); ++i) w *= base_weight[i][codec.decode(key, dims[i])];
+    return w;
+  };
+  const auto reduce_cells = [&](size_t begin, size_t end, CellAccumulator& acc) {
+    if (extremes) {
+      for (size_t i = begin; i != end; ++i) {
+        const double w = !dims.empty() ? weight_of(keys[i]) : 1.0;
+        if (w != 0.0 && has_value(values[i])) acc.add(w * values[i]);
+      }
+      return;
+    }
+    double sums[4] = {0, 0, 0, 0};
+    uint64_t counts[4] = {0, 0, 0, 0};
+    size_t i = begin;
+    for (; i + 4 <= end; i += 4)
+      for (size_t lane = 0; lane < 4; ++lane) {
+        const double v = values[i + lane];
+        const double w = !dims.empty() ? weight_of(keys[i + lane]) : 1.0;
+        const bool counted = w != 0.0 && has_value(v);
+        sums[lane] += counted ? w * v : 0.0;
+        counts[lane] += counted;
+      }
+    for (; i != end; ++i) {
+      const double w = !dims.empty() ? weight_of(keys[i]) : 1.0;
+      const bool counted = w != 0.0 && has_value(values[i]);
+      sums[0] += counted ? w * values[i] : 0.0;
+      counts[0] += counted;
+    }
+    acc.sum += (sums[0] + sums[1]) + (sums[2] + sums[3]);
+    acc.count += counts[0] + counts[1] + counts[2] + counts[3];
+  };
   CellAccumulator total = tbb::parallel_deterministic_reduce(
-      tbb::blocked_range<size_t>(0, values.size(), size_t{1} << 16), CellAccumulator{},
-      [&](const tbb::blocked_range<size_t>& r, CellAccumulator acc) {
-        if (extremes) {
-          for (size_t i = r.begin(); i != r.end(); ++i)
-            if (has_value(values[i])) acc.add(values[i]);
-          return acc;
-        }
-        double sums[4] = {0, 0, 0, 0};
-        uint64_t counts[4] = {0, 0, 0, 0};
-        size_t i = r.begin();
-        for (; i + 4 <= r.end(); i += 4)
-          for (size_t lane = 0; lane < 4; ++lane) {
-            const double v = values[i + lane];
-            const bool filled = has_value(v);
-            sums[lane] += filled ? v : 0.0;
-            counts[lane] += filled;
-          }
-        for (; i != r.end(); ++i) {
-          const bool filled = has_value(values[i]);
-          sums[0] += filled ? values[i] : 0.0;
-          counts[0] += filled;
-        }
-        acc.sum += (sums[0] + sums[1]) + (sums[2] + sums[3]);
-        acc.count += counts[0] + counts[1] + counts[2] + counts[3];
+      tbb::blocked_range<size_t>(0, facts.page_count(), 4), CellAccumulator{},
+      [&](const tbb::blocked_range<size_t>& pages, CellAccumulator acc) {
+        for (size_t p = pages.begin(); p != pages.end(); ++p)
+          if (page_may_be_relevant(facts, map, p)) reduce_cells(facts.page_begin(p), facts.page_end(p), acc);
         return acc;
       },
       [](CellAccumulator a, const CellAccumulator& b) {
@@ -299,9 +329,10 @@ AreaResult CpuParallelEngine::run(const FactTable& facts, const AggregationMap& 
       return run_two_phase(facts, map, query, classes);
     }
   }
-  if (WalkedMap(map).walked() == 0) {
-    plan_ = "every dimension a weight-1 total: one reduction over the values";
-    return run_total(facts, query);
+  if (map.target_count() == 1) {
+    plan_ = WalkedMap(map).walked() ? "one target: a reduction over the values times their cells' weights"
+                                    : "every dimension a weight-1 total: one reduction over the values";
+    return run_one_target(facts, map, query);
   }
   plan_ = map.target_count() <= kDenseTargetLimit ? "direct, a dense array of the targets per thread"
                                                   : "direct, a hash map of the targets per thread";
