@@ -162,27 +162,56 @@ AreaResult run_one_target(const FactTable& facts, const AggregationMap& map, con
   return finish_cells(cells, query.aggregate);
 }
 
+// Cache-aligned, so small arrays of different threads never share a line.
+using Cells = std::vector<CellAccumulator, tbb::cache_aligned_allocator<CellAccumulator>>;
+
+// Up to this many cells, the arrays are reduced in an order fixed by the
+// pages alone (parallel_deterministic_reduce over ranges of pages that
+// split the same way on every run and any number of threads): the sums
+// then have the same bits on every run. Larger arrays are kept one per
+// thread, merged in the order the threads come.
+constexpr size_t kDeterministicCells = size_t{1} << 16;
+
+// `accumulate(cells, begin, end)` over the relevant pages into an array
+// of `size` cells.
+template <typename Accumulate>
+Cells accumulate_cells(const FactTable& facts, const AggregationMap& map, size_t size, Accumulate accumulate) {
+  if (size <= kDeterministicCells) {
+    // About 64 leaf ranges: each takes an array of its own.
+    const size_t grain = std::max<size_t>(1, facts.page_count() / 64);
+    return tbb::parallel_deterministic_reduce(
+        tbb::blocked_range<size_t>(0, facts.page_count(), grain), Cells(size),
+        [&](const tbb::blocked_range<size_t>& pages, Cells acc) {
+          for (size_t p = pages.begin(); p != pages.end(); ++p)
+            if (page_may_be_relevant(facts, map, p)) accumulate(acc, facts.page_begin(p), facts.page_end(p));
+          return acc;
+        },
+        [](Cells a, const Cells& b) {
+          for (size_t t = 0; t < a.size(); ++t) a[t].merge(b[t]);
+          return a;
+        });
+  }
+  auto locals = accumulate_pages<Cells>(facts, map, [&] { return Cells(size); }, accumulate);
+  // Combine thread-local arrays, in parallel over cells.
+  Cells total(size);
+  tbb::parallel_for(tbb::blocked_range<size_t>(0, size), [&](const auto& r) {
+    for (const Cells& local : locals)
+      for (size_t t = r.begin(); t != r.end(); ++t) total[t].merge(local[t]);
+  });
+  return total;
+}
+
 AreaResult run_dense(const FactTable& facts, const AggregationMap& map, const AreaQuery& query) {
-  // Cache-aligned, so small arrays of different threads never share a line.
-  using Local = std::vector<CellAccumulator, tbb::cache_aligned_allocator<CellAccumulator>>;
   const auto keys = facts.keys();
   const auto values = facts.values(query.measure);
   const size_t n_targets = map.target_count();
   const WalkedMap walk(map);
-  auto locals = accumulate_pages<Local>(
-      facts, map, [&] { return Local(n_targets); },
-      [&](Local& acc, size_t begin, size_t end) {
-        for (size_t i = begin; i < end; ++i) {
-          const double v = values[i];
-          if (!has_value(v)) continue;
-          walk.for_each_target(keys[i], [&](uint64_t t, double w) { acc[t].add(w * v); });
-        }
-      });
-  // Combine thread-local arrays, in parallel over targets.
-  Local total(n_targets);
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, n_targets), [&](const auto& r) {
-    for (const Local& local : locals)
-      for (size_t t = r.begin(); t != r.end(); ++t) total[t].merge(local[t]);
+  const Cells total = accumulate_cells(facts, map, n_targets, [&](Cells& acc, size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      const double v = values[i];
+      if (!has_value(v)) continue;
+      walk.for_each_target(keys[i], [&](uint64_t t, double w) { acc[t].add(w * v); });
+    }
   });
   std::vector<std::pair<uint64_t, CellAccumulator>> cells;
   for (size_t t = 0; t < n_targets; ++t)
@@ -225,8 +254,7 @@ AreaResult run_hashed(const FactTable& facts, const AggregationMap& map, const A
 // Walking every target of every fact cost B2 17.9 updates per fact.
 AreaResult run_two_phase(const FactTable& facts, const AggregationMap& map, const AreaQuery& query,
                          const gpu::TargetClasses& classes) {
-  // A class tuple's raw values, before any weight.
-  using Local = std::vector<CellAccumulator, tbb::cache_aligned_allocator<CellAccumulator>>;
+  // A class tuple's raw values, before any weight: `raw` below.
   const auto keys = facts.keys();
   const auto values = facts.values(query.measure);
   const size_t k = map.dimension_count();
@@ -240,9 +268,7 @@ AreaResult run_two_phase(const FactTable& facts, const AggregationMap& map, cons
     if (c.count() != 1 || std::find(c.class_of_base.begin(), c.class_of_base.end(), gpu::kNoClass) != c.class_of_base.end())
       read.push_back(d);
   }
-  auto locals = accumulate_pages<Local>(
-      facts, map, [&] { return Local(classes.cells); },
-      [&](Local& acc, size_t begin, size_t end) {
+  const Cells raw = accumulate_cells(facts, map, classes.cells, [&](Cells& acc, size_t begin, size_t end) {
         for (size_t i = begin; i < end; ++i) {
           const double v = values[i];
           if (!has_value(v)) continue;
@@ -259,11 +285,6 @@ AreaResult run_two_phase(const FactTable& facts, const AggregationMap& map, cons
           if (relevant) acc[tuple].add(v);
         }
       });
-  Local raw(classes.cells);
-  tbb::parallel_for(tbb::blocked_range<size_t>(0, classes.cells), [&](const auto& r) {
-    for (const Local& local : locals)
-      for (size_t t = r.begin(); t != r.end(); ++t) raw[t].merge(local[t]);
-  });
   // Phase 2, on this thread: the tuples are few (at most 2^22), and their
   // (tuple, target) pairs far fewer than the facts' contributions.
   const bool dense = map.target_count() <= CpuParallelEngine::kDenseTargetLimit;

@@ -1,7 +1,10 @@
 // Every engine this machine has equals cpu-serial on randomized cubes.
 #include <gtest/gtest.h>
 
+#include <tbb/global_control.h>
+
 #include <algorithm>
+#include <bit>
 #include <numeric>
 #include <set>
 #include <string>
@@ -82,6 +85,29 @@ TEST(CpuParallelEngine, AnAreaOfTotalsIsOneReduction) {
     EXPECT_NE(engine.last_plan().find("one reduction"), std::string::npos) << engine.last_plan();
     expect_same_answer(CpuSerialEngine().run(cube.facts, map, query), got, query, cube.facts, map, aggregate_name(a));
     for (int run = 0; run < 3; ++run) EXPECT_EQ(engine.run(cube.facts, map, query).values, got.values) << aggregate_name(a);
+  }
+}
+
+// Areas and class-tuple spaces up to 2^16 cells are reduced in an order
+// fixed by the pages: the same bits on every run, whatever the threads.
+TEST(CpuParallelEngine, SmallAreasGiveTheSameBitsOnEveryRunAndThreadCount) {
+  const GeneratedCube cube = generate_cube("biker", 0.005, 7);  // 86 pages: work for several threads
+  for (const NamedQuery& named : cube.queries) {
+    const AreaQuery query = parse_query_json(cube.schema, named.json, named.name);
+    const AggregationMap map(cube.schema, query);
+    CpuParallelEngine engine;
+    const AreaResult first = engine.run(cube.facts, map, query);
+    for (const int threads : {1, 2, 3, 8}) {
+      tbb::global_control limit(tbb::global_control::max_allowed_parallelism, threads);
+      for (int run = 0; run < 3; ++run) {
+        const AreaResult again = engine.run(cube.facts, map, query);
+        ASSERT_EQ(again.targets, first.targets) << named.name;
+        for (size_t t = 0; t < first.values.size(); ++t)
+          ASSERT_EQ(std::bit_cast<uint64_t>(again.values[t]), std::bit_cast<uint64_t>(first.values[t]))
+              << named.name << " (" << engine.last_plan() << ") target " << first.targets[t] << " with " << threads
+              << " threads";
+      }
+    }
   }
 }
 
