@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numbers
 import os
 import warnings
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Optional, Sequence, Union
@@ -10,6 +11,7 @@ import pyarrow as pa
 
 from . import _gpuolap
 from ._arrow import to_table
+from ._gpuolap import InputError
 
 if TYPE_CHECKING:
     import pandas
@@ -22,6 +24,21 @@ Elements = Union[str, Sequence[str]]
 
 def _path(path: Path) -> Union[str, list[str]]:
     return path if isinstance(path, str) else list(path)
+
+
+def _row(row: Any, mode: str, number: int) -> tuple:
+    """A row of Cube.write as (path, value): a (path, value) pair, or with mode delete a path alone.
+
+    Element names are strings, so a pair is told from a path of two names by its second item.
+    """
+    if isinstance(row, (tuple, list)) and len(row) == 2 and (row[1] is None or isinstance(row[1], numbers.Real)):
+        path, value = row
+        if isinstance(value, bool):
+            raise InputError(f"Cube.write: cell {number}: the value must be a number, not {value!r}")
+        return _path(path), None if value is None else float(value)
+    if mode == "delete" and (isinstance(row, str) or isinstance(row, (tuple, list))):
+        return _path(row), None
+    raise InputError(f"Cube.write: cell {number}: expected a (path, value) pair, not {row!r}")
 
 
 class Cube:
@@ -146,15 +163,10 @@ class Cube:
         """
         paths: list = []
         values: list = []
-        for row in rows:
-            if isinstance(row, tuple) and len(row) == 2 and not isinstance(row[1], str):
-                path, value = row
-            elif mode == "delete":
-                path, value = row, None
-            else:
-                raise InputError(f"Cube.write: cell {len(paths) + 1}: expected a (path, value) pair, not {row!r}")
-            paths.append(_path(path))
-            values.append(None if value is None else float(value))
+        for number, row in enumerate(rows, 1):
+            path, value = _row(row, mode, number)
+            paths.append(path)
+            values.append(value)
         return self._cube.write(paths, values, mode, measure or "", splash)
 
     def save(self) -> None:
@@ -165,5 +177,3 @@ class Cube:
         """Releases the store and its lock; later calls raise InputError."""
         self._cube.close()
 
-
-InputError = _gpuolap.InputError

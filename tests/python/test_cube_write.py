@@ -46,6 +46,21 @@ def test_delete_leaves_an_empty_cell_and_an_empty_area(demo_store):
         assert table.to_pandas().empty
 
 
+def test_rows_as_pairs_lists_or_bare_paths(demo_store):
+    with gpuolap.Cube(demo_store) as cube:
+        other = ["2024-06", "City Bike", "Germany"]
+        cube.write([[CELL, 3], (",".join(other), 4.0)], measure="Units")
+        assert (cube.value(CELL, "Units"), cube.value(other, "Units")) == (3.0, 4.0)
+        cube.write([(CELL, None)], measure="Units")  # mode set: None clears the measure
+        assert cube.value(CELL, "Units") is None
+        cube.write([",".join(other)], mode="delete")
+        assert cube.value(other, "Units") is None
+        with pytest.raises(gpuolap.InputError, match="cell 1: expected a \\(path, value\\) pair"):
+            cube.write([CELL])
+        with pytest.raises(gpuolap.InputError, match="mode add needs a value"):
+            cube.write([(CELL, None)], mode="add")
+
+
 def test_a_write_is_all_or_nothing(demo_store):
     with gpuolap.Cube(demo_store) as cube:
         cube.write([(CELL, 1.0)], measure="Revenue")

@@ -68,3 +68,17 @@ def test_bad_sql_is_an_input_error(sales_db):
 def test_an_empty_result(sales_db):
     table = gpuolap.sql(sales_db, "SELECT product, amount FROM sales WHERE year < 0")
     assert table.num_rows == 0 and table.column_names == ["product", "amount"]
+
+
+def test_arrow_memory_outlives_what_it_came_from(sales_db):
+    query = "SELECT product, CASE WHEN amount > 100 THEN 'big' END AS size FROM sales LIMIT 100"
+    table = gpuolap.sql(sales_db, query)
+    expected = table.column("size").to_pylist()
+    column = table.column("size")
+    del table  # the column keeps the exported buffers until it goes too
+    assert column.to_pylist() == expected
+    # A batch never imported into pyarrow is released by the extension.
+    for _ in range(10):
+        batch = gpuolap._gpuolap.sql(str(sales_db), query, "cpu-serial", 1000)
+        assert batch.array_address and batch.schema_address
+        del batch
