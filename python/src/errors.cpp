@@ -1,6 +1,5 @@
 #include "errors.hpp"
 
-#include <new>
 #include <stdexcept>
 
 #include "gpuolap/error.hpp"
@@ -8,17 +7,20 @@
 namespace gpuolap::python {
 
 void register_errors(pybind11::module_& m) {
-  static pybind11::exception<InputError> input_error(m, "InputError", PyExc_ValueError);
-  input_error.doc() =
+  // pybind11 keeps the exception type (and its translator, which catches
+  // InputError and its subclasses) for the interpreter's lifetime.
+  pybind11::register_exception<InputError>(m, "InputError", PyExc_ValueError);
+  m.attr("InputError").attr("__doc__") =
       "Bad input: an unknown dimension, element or measure, a malformed path or query, bad SQL. "
       "The message names what is at fault. A subclass of ValueError.";
+  m.attr("InputError").attr("__module__") = "gpuolap";  // where users find it
+  // Tried before the default translation, which would make some of these
+  // ValueError or IndexError: here they are internal errors. std::bad_alloc
+  // stays MemoryError, other std::exceptions RuntimeError (pybind11's own).
   pybind11::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
-    } catch (const InputError& e) {
-      PyErr_SetString(input_error.ptr(), e.what());
     } catch (const std::logic_error& e) {
-      // pybind11 would make some of these ValueError or IndexError; they are internal errors here.
       PyErr_SetString(PyExc_RuntimeError, e.what());
     }
   });

@@ -1,6 +1,6 @@
 #pragma once
 // gpuolap::InputError becomes gpuolap.InputError (a ValueError) with the same
-// message; other C++ errors become RuntimeError (bad_alloc: MemoryError).
+// message; other C++ errors become RuntimeError (std::bad_alloc: MemoryError).
 #include <pybind11/pybind11.h>
 
 namespace gpuolap::python {
