@@ -88,3 +88,27 @@ def test_the_store_is_locked_while_open(demo_store):
     with pytest.raises(gpuolap.InputError, match="closed"):
         cube.value(CELL)
     gpuolap.Cube(demo_store).close()
+
+
+def test_queries_and_writes_from_several_threads(demo_store):
+    from concurrent.futures import ThreadPoolExecutor
+
+    area = {"Years": ["2024"], "Products": ["City Bike"], "Regions": ["Germany"]}
+    with gpuolap.Cube(demo_store) as cube:
+        cube.write([(CELL, 0.0)], measure="Units")
+        base = cube.value(["2024", "City Bike", "Germany"], "Units")
+
+        def add_one(_):
+            return cube.write([(CELL, 1.0)], mode="add", measure="Units")["sequence"]
+
+        def read(_):
+            return cube.area("Units", area).num_rows
+
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            writes = pool.map(add_one, range(40))
+            reads = pool.map(read, range(40))
+            sequences = list(writes)
+            assert all(n == 1 for n in reads)
+        assert len(set(sequences)) == 40  # each write its own log record
+        assert cube.value(CELL, "Units") == 40.0
+        assert cube.value(["2024", "City Bike", "Germany"], "Units") == base + 40.0
