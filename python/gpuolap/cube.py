@@ -45,8 +45,9 @@ class Cube:
     """A cube store directory opened read-write.
 
     Opening loads the snapshot and replays the write-ahead log, and holds the
-    store's lock until :meth:`close` (or the end of a ``with`` block): no
-    server, shell or ``gpuolap write`` may open the store meanwhile. Reads see
+    store's lock until :meth:`close` (or the end of a ``with`` block):
+    meanwhile a server, a shell or a second Cube refuses to open the store
+    and ``gpuolap write`` waits; ``gpuolap query`` still reads it. Reads see
     every write acknowledged before them; writes are durable when they return.
 
     ``engine`` answers area queries that name none: ``auto`` (the default),
