@@ -14,7 +14,7 @@ set(GPUOLAP_LAYERS
   "gpuolap_molap"
   "gpuolap_olap gpuolap_generate gpuolap_sql"
   "gpuolap_server"
-  "gpuolap"
+  "gpuolap gpuolap_python"
 )
 
 function(gpuolap_layer_of target out)

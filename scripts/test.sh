@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Builds gpuolap and runs every test. Tests labelled `gpu` need an NVIDIA GPU
-# and are left out on a machine without one, each listed as skipped. Then every
-# parser's fuzzing harness runs for 15 s (scripts/fuzz.sh, its own build).
+# and are left out on a machine without one, each listed as skipped. Then the
+# Python module is installed (scripts/python_setup.sh: pip install .) and its
+# tests (tests/python) run with pytest against the command just built. Then
+# every parser's fuzzing harness runs for 15 s (scripts/fuzz.sh, its own build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/build.sh "$@"
@@ -22,4 +24,6 @@ if [ ${#exclude[@]} -gt 0 ]; then
     echo "test.sh: no tests labelled 'gpu' in this build (built without CUDA)"
   fi
 fi
+bash scripts/python_setup.sh
+GPUOLAP_BIN="$PWD/build/src/gpuolap" python3 -m pytest -q tests/python
 GPUOLAP_FUZZ_SEED=1 bash scripts/fuzz.sh 15

@@ -11,6 +11,7 @@
 #include "api_error.hpp"
 #include "area_request.hpp"
 #include "olap/cell_paths.hpp"
+#include "olap/cell_value.hpp"
 #include "olap/export_scan.hpp"
 #include "olap/over_limit.hpp"
 #include "gpuolap/aggregation_map.hpp"
@@ -24,6 +25,7 @@ using nlohmann::json;
 using olap::CellAssignment;
 using olap::CellPath;
 using olap::CellReader;
+using olap::cell_value;
 using olap::CubeService;
 using olap::Overlay;
 using olap::ServiceStats;
@@ -99,24 +101,6 @@ WriteMode parse_mode(const std::string& name, const std::string& where) {
 json number(double v, Aggregate a) {
   if (a == Aggregate::count) return static_cast<uint64_t>(v);
   return v;
-}
-
-// The aggregate of one cell, or nullopt when it is empty.
-std::optional<double> cell_value(CubeService& service, const FactTable& facts, const CellPath& path, size_t measure,
-                                 Aggregate aggregate) {
-  if (path.base) {
-    const size_t i = facts.find(path.key);
-    if (i == facts.size() || !has_value(facts.values(measure)[i])) return std::nullopt;
-    return aggregate == Aggregate::count ? 1.0 : facts.values(measure)[i];
-  }
-  AreaQuery q;
-  q.measure = measure;
-  q.aggregate = aggregate;
-  for (ElementId e : path.elements) q.area.push_back({e});
-  const AggregationMap map = service.map(q);
-  const AreaResult r = service.run(facts, map, q);
-  if (r.targets.empty()) return std::nullopt;
-  return r.values[0];
 }
 
 // Levels counted from the bottom (base: 0) and depths from the top (roots: 0).

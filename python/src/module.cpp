@@ -1,0 +1,83 @@
+// The extension module gpuolap._gpuolap: the C++ side of the gpuolap package.
+// Results travel as ArrowBatch objects (the Arrow C data interface), which
+// the package turns into pyarrow tables; python/gpuolap/ holds the API.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <cmath>
+
+#include "arrow_export.hpp"
+#include "cube.hpp"
+#include "errors.hpp"
+#include "schema_data.hpp"
+#include "sql_batch.hpp"
+
+namespace py = pybind11;
+using gpuolap::python::Cube;
+using gpuolap::python::ExportedBatch;
+
+PYBIND11_MODULE(_gpuolap, m) {
+  m.doc() = "The C++ side of gpuolap: use the gpuolap package, not this module.";
+  gpuolap::python::register_errors(m);
+
+  py::class_<ExportedBatch>(m, "ArrowBatch",
+                            "A record batch exported through the Arrow C data interface. "
+                            "pyarrow.RecordBatch._import_from_c(array_address, schema_address) moves it into pyarrow; "
+                            "whatever is not moved is released when this object goes.")
+      .def_property_readonly("array_address", &ExportedBatch::array_address, "The address of its struct ArrowArray.")
+      .def_property_readonly("schema_address", &ExportedBatch::schema_address, "The address of its struct ArrowSchema.");
+
+  py::class_<Cube>(m, "Cube", "A cube store opened read-write (holding its lock until closed).")
+      .def(py::init<const std::string&, const std::string&>(), py::arg("path"), py::arg("engine") = "auto",
+           py::call_guard<py::gil_scoped_release>(), "Opens the cube store directory `path`, replaying its log.")
+      .def_property_readonly("path", &Cube::dir, "The store's directory.")
+      .def_property_readonly("engine", &Cube::engine, "The engine of area queries that name none.")
+      .def_property_readonly(
+          "schema", [](const Cube& c) { return gpuolap::python::schema_data(c.schema()); },
+          "The schema as plain data: name, measures, dimensions with their elements.")
+      .def_property_readonly("recovery_problem", &Cube::recovery_problem,
+                             "What opening found wrong in the log, in words; '' when nothing.")
+      .def_property_readonly("filled_cells", &Cube::filled_cells, "Filled base cells now.")
+      .def("area", &Cube::area, py::arg("measure"), py::arg("area"), py::arg("aggregate"), py::arg("engine"),
+           py::arg("max_cells"), py::call_guard<py::gil_scoped_release>(),
+           "The non-empty target cells of an area as an ArrowBatch.")
+      .def(
+          "value",
+          [](const Cube& c, const gpuolap::python::PathSpec& path, const std::string& measure,
+             const std::string& aggregate) -> py::object {
+            std::optional<double> v;
+            {
+              py::gil_scoped_release release;
+              v = c.value(path, measure, aggregate);
+            }
+            if (!v) return py::none();
+            if (aggregate == "count") return py::int_(static_cast<long long>(std::llround(*v)));
+            return py::float_(*v);
+          },
+          py::arg("path"), py::arg("measure"), py::arg("aggregate"),
+          "One cell's aggregate; None when it is empty.")
+      .def(
+          "write",
+          [](const Cube& c, const std::vector<gpuolap::python::PathSpec>& paths,
+             const std::vector<std::optional<double>>& values, const std::string& mode, const std::string& measure,
+             const std::string& splash) {
+            gpuolap::olap::WriteOutcome o;
+            {
+              py::gil_scoped_release release;
+              o = c.write(paths, values, mode, measure, splash);
+            }
+            py::dict d;
+            d["sequence"] = o.sequence;
+            d["cells_written"] = o.cells;
+            return d;
+          },
+          py::arg("paths"), py::arg("values"), py::arg("mode"), py::arg("measure"), py::arg("splash"),
+          "Writes cells, all or nothing; returns the log sequence number and the base cells written.")
+      .def("save", &Cube::save, py::call_guard<py::gil_scoped_release>(),
+           "Writes a snapshot of the store and truncates its log.")
+      .def("close", &Cube::close, py::call_guard<py::gil_scoped_release>(), "Releases the store and its lock.")
+      .def_property_readonly("closed", &Cube::closed, "Whether close() was called.");
+
+  m.def("sql", &gpuolap::python::run_sql, py::arg("db"), py::arg("query"), py::arg("engine"), py::arg("max_rows"),
+        py::call_guard<py::gil_scoped_release>(), "Runs one SELECT over a database directory; an ArrowBatch.");
+}
