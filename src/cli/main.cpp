@@ -13,6 +13,7 @@
 #include "gpuolap/error.hpp"
 #include "gpuolap/generate.hpp"
 #include "gpuolap/gpu_options.hpp"
+#include "server/shell.hpp"
 
 namespace {
 
@@ -265,7 +266,8 @@ int main(int argc, char** argv) {
   add_recovery_option(sv, serve.recovery);
 
   ShellOptions shell;
-  auto* sh = app.add_subcommand("shell", "Answer commands on stdin (query, value, write, info, save, exit), one JSON line each");
+  auto* sh = app.add_subcommand(
+      "shell", std::string("Answer commands on stdin (") + gpuolap::server::shell_commands() + "), one JSON line each");
   sh->add_option("--cube", shell.cube, "Cube store directory")->required();
   sh->add_option("--engine", shell.engine, "Engine: " + engine_list())->capture_default_str();
   add_recovery_option(sh, shell.recovery);

@@ -31,11 +31,12 @@ json answer(CubeApi& api, const std::string& command, const std::string& arg, si
   }
   if (command == "info") return api.cube_info();
   if (command == "save") return api.save();
-  throw InputError(fmt::format("{}: unknown command '{}' (query, value, values, export, elements, write, info, save, exit)",
-                               where, command));
+  throw InputError(fmt::format("{}: unknown command '{}' ({})", where, command, shell_commands()));
 }
 
 }  // namespace
+
+const char* shell_commands() { return "query, value, values, export, elements, write, info, save, exit"; }
 
 int run_shell(CubeApi& api, std::istream& in, std::ostream& out) {
   int failures = 0;

@@ -17,4 +17,7 @@ namespace gpuolap::server {
 // Returns the number of commands that failed.
 int run_shell(CubeApi& api, std::istream& in, std::ostream& out);
 
+// The commands, comma-separated, as --help and the unknown-command error list them.
+const char* shell_commands();
+
 }  // namespace gpuolap::server

@@ -2,9 +2,11 @@
 // in, one JSON answer a line out; errors answer and the shell goes on.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 
 #include "server_fixture.hpp"
+#include "server/shell.hpp"
 #include "server_process.hpp"
 
 namespace gpuolap::server::testing {
@@ -68,6 +70,29 @@ TEST_F(ShellTest, AnswersEachCommandOnOneLine) {
   // Saved: the snapshot alone holds the writes.
   const Cube cube = load_store(dir_ / "cube");
   EXPECT_EQ(cube.facts.size(), 6u);
+}
+
+// `shell --help` lists every command the shell answers (it listed 6 of 9),
+// and the shell takes each command the list names.
+TEST_F(ShellTest, HelpListsEveryCommand) {
+  const std::string help_file = (dir_ / "help.txt").string();
+  ASSERT_EQ(std::system((std::string(GPUOLAP_BINARY) + " shell --help >" + help_file).c_str()), 0);
+  std::ifstream in(help_file);
+  const std::string help(std::istreambuf_iterator<char>(in), {});
+  std::string input;
+  const std::string commands = shell_commands();
+  for (size_t at = 0; at < commands.size();) {
+    const size_t comma = std::min(commands.find(", ", at), commands.size());
+    const std::string name = commands.substr(at, comma - at);
+    EXPECT_NE(help.find(name), std::string::npos) << name << " missing from: " << help;
+    if (name != "exit") input += name + (name == "elements" ? " Year" : name == "value" ? " a,2024" : " {}") + "\n";
+    at = comma + 2;
+  }
+  for (const char* known : {"query", "value", "values", "export", "elements", "write", "info", "save", "exit"})
+    EXPECT_NE(commands.find(known), std::string::npos) << known;
+  const auto [status, lines, err] = shell(input);
+  ASSERT_EQ(status, 0) << err;
+  for (const auto& l : lines) EXPECT_EQ(l.find("unknown command"), std::string::npos) << l;
 }
 
 TEST_F(ShellTest, ABodyThatIsNoObjectIsABadRequestForEveryCommand) {
