@@ -440,14 +440,16 @@ std::string cells_csv(const Schema& schema, const json& answer, const std::strin
 }
 
 std::string elements_csv(const json& answer) {
-  std::string out = "name,type,level,depth,parents,children\n";
+  // The same columns as the JSON answer's fields, id included.
+  std::string out = "id,name,type,level,depth,parents,children\n";
   for (const json& e : answer.at("elements")) {
     std::string parents, children;
     for (const json& p : e.at("parents")) parents += (parents.empty() ? "" : ";") + p.get<std::string>();
     for (const json& c : e.at("children"))
       children += fmt::format("{}{}:{:.17g}", children.empty() ? "" : ";", c.at("name").get<std::string>(), c.at("weight").get<double>());
-    out += fmt::format("{},{},{},{},{},{}\n", csv_field(e.at("name")), e.at("type").get<std::string>(), e.at("level").get<int>(),
-                       e.at("depth").get<int>(), csv_field(parents), csv_field(children));
+    out += fmt::format("{},{},{},{},{},{},{}\n", e.at("id").get<uint64_t>(), csv_field(e.at("name")),
+                       e.at("type").get<std::string>(), e.at("level").get<int>(), e.at("depth").get<int>(),
+                       csv_field(parents), csv_field(children));
   }
   return out;
 }

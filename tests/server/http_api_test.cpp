@@ -46,7 +46,10 @@ TEST_F(HttpApiTest, InfoEndpointsDescribeServerCubeAndDimensions) {
   const auto csv = client_->Get("/dimension/elements?dimension=Product&format=csv");
   ASSERT_TRUE(csv);
   EXPECT_EQ(csv->get_header_value("Content-Type"), "text/csv");
-  EXPECT_NE(csv->body.find("All,consolidated,1,0,,a:1;b:2\n"), std::string::npos) << csv->body;
+  // The CSV has the JSON's id too: the element's number in its dimension.
+  EXPECT_NE(csv->body.find("\n" + std::to_string(all["id"].get<int>()) + ",All,consolidated,1,0,,a:1;b:2\n"),
+            std::string::npos)
+      << csv->body;
   EXPECT_EQ(get("/dimension/elements?dimension=Nope").status, 400);
 }
 
@@ -585,7 +588,7 @@ TEST_F(HttpApiTest, AnswersAreCompressedWhenAskedAndHeadHasNoBody) {
   for (const std::string coding : {"gzip", "br"}) {
     const auto r = client_->Get("/dimension/elements?dimension=Product&format=csv", {{"Accept-Encoding", coding}});
     ASSERT_TRUE(r) << coding;
-    EXPECT_EQ(r->body.substr(0, 39), "name,type,level,depth,parents,children\n") << coding << ": " << r->body;
+    EXPECT_EQ(r->body.substr(0, 42), "id,name,type,level,depth,parents,children\n") << coding << ": " << r->body;
   }
   const auto head = client_->Head("/server/info");
   ASSERT_TRUE(head);
