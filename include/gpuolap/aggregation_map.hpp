@@ -30,6 +30,9 @@ struct DimensionMap {
     return {weights.data() + offsets[base], offsets[base + 1] - offsets[base]};
   }
   bool relevant(uint32_t base) const { return offsets[base + 1] != offsets[base]; }
+  // A weight-1 total over every base: each base's one target is position
+  // 0 with weight 1, so it changes neither target nor weight.
+  bool total = false;
   // Whether any base in [lo, hi] has a target.
   bool any_relevant(uint32_t lo, uint32_t hi) const {
     return relevant_prefix[hi + 1] != relevant_prefix[lo];
@@ -76,6 +79,9 @@ class AggregationMap {
 
   size_t dimension_count() const { return dims_.size(); }
   const DimensionMap& dimension(size_t d) const { return *dims_[d]; }
+  // The dimensions that are not weight-1 totals, ascending: the ones a
+  // cell's targets and weight depend on.
+  const std::vector<size_t>& walked() const { return walked_; }
   const KeyCodec& codec() const { return codec_; }
   // Multiplier of a position of dimension d in a target number.
   uint64_t stride(size_t d) const { return strides_[d]; }
@@ -102,6 +108,7 @@ class AggregationMap {
  private:
   // Shared: with a cache, with the cache and other queries' maps.
   std::vector<std::shared_ptr<const DimensionMap>> dims_;
+  std::vector<size_t> walked_;  // the dimensions that are not totals, ascending
   KeyCodec codec_;
   std::vector<uint64_t> strides_;
   uint64_t target_count_ = 1;
@@ -109,33 +116,36 @@ class AggregationMap {
 
 template <typename Visit>
 bool AggregationMap::for_each_target(uint64_t key, Visit&& visit) const {
-  const size_t k = dims_.size();  // at most kMaxDimensions (the schema refuses more)
+  // Only the walked dimensions: a weight-1 total adds 0 to the target and
+  // multiplies the weight by 1.0, which changes neither (B1 walks 1 of its
+  // 8 dimensions, M1 none).
+  const size_t k = walked_.size();  // at most kMaxDimensions (the schema refuses more)
   uint32_t begin[kMaxDimensions], end[kMaxDimensions], at[kMaxDimensions];
-  for (size_t d = 0; d < k; ++d) {
-    const uint32_t b = codec_.decode(key, d);
-    begin[d] = dims_[d]->offsets[b];
-    end[d] = dims_[d]->offsets[b + 1];
-    if (begin[d] == end[d]) return false;
-    at[d] = begin[d];
+  for (size_t i = 0; i < k; ++i) {
+    const DimensionMap& m = *dims_[walked_[i]];
+    const uint32_t b = codec_.decode(key, walked_[i]);
+    begin[i] = at[i] = m.offsets[b];
+    end[i] = m.offsets[b + 1];
+    if (begin[i] == end[i]) return false;
   }
-  // Odometer over the cartesian product of the dimensions' target lists,
-  // last dimension fastest.
+  // Odometer over the cartesian product of the walked dimensions' target
+  // lists, last dimension fastest; weights multiplied in dimension order so
+  // every engine gets the same bits.
   for (;;) {
     uint64_t target = 0;
     double weight = 1.0;
-    for (size_t d = 0; d < k; ++d) {
-      target += uint64_t{dims_[d]->positions[at[d]]} * strides_[d];
-      weight *= dims_[d]->weights[at[d]];
+    for (size_t i = 0; i < k; ++i) {
+      const DimensionMap& m = *dims_[walked_[i]];
+      target += uint64_t{m.positions[at[i]]} * strides_[walked_[i]];
+      weight *= m.weights[at[i]];
     }
     visit(target, weight);
-    size_t d = k;
-    while (d > 0) {
-      --d;
-      if (++at[d] < end[d]) break;
-      at[d] = begin[d];
-      if (d == 0) return true;
+    size_t i = k;
+    while (i > 0 && ++at[i - 1] == end[i - 1]) {
+      --i;
+      at[i] = begin[i];
     }
-    if (k == 0) return true;
+    if (i == 0) return true;
   }
 }
 

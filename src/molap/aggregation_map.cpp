@@ -32,6 +32,10 @@ DimensionMap build_dimension_map(const Dimension& dim, const std::vector<Element
       ++fill[b];
     }
   }
+  map.total = true;
+  for (size_t b = 0; b < dim.base_count() && map.total; ++b)
+    map.total = map.offsets[b + 1] == map.offsets[b] + 1 && map.positions[map.offsets[b]] == 0 &&
+                map.weights[map.offsets[b]] == 1.0;
   map.relevant_prefix.assign(dim.base_count() + 1, 0);
   for (uint32_t b = 0; b < dim.base_count(); ++b)
     map.relevant_prefix[b + 1] = map.relevant_prefix[b] + (map.relevant(b) ? 1 : 0);
@@ -107,6 +111,7 @@ AggregationMap::AggregationMap(const Schema& schema, const AreaQuery& query, Dim
   for (size_t d = 0; d < k; ++d) {
     const auto build = [&] { return build_dimension_map(schema.dimension(d), query.area[d]); };
     dims_.push_back(cache ? cache->get(d, query.area[d], build) : std::make_shared<const DimensionMap>(build()));
+    if (!dims_.back()->total) walked_.push_back(d);
   }
 }
 

@@ -41,53 +41,6 @@ tbb::enumerable_thread_specific<Local> accumulate_pages(const FactTable& facts, 
   return locals;
 }
 
-// The map's targets of a cell, walking only the dimensions that are not
-// weight-1 totals over every base (a total leaves target and weight as they
-// are: B1 walks 1 of its 8 dimensions, M1 none). The same targets, and the
-// same weight bits (a factor 1.0 changes no product), as for_each_target.
-class WalkedMap {
- public:
-  explicit WalkedMap(const AggregationMap& map) : map_(map) {
-    for (size_t d = 0; d < map.dimension_count(); ++d) {
-      const DimensionMap& m = map.dimension(d);
-      if (!gpu::is_total(m.offsets, m.positions, m.weights)) walked_.push_back(d);
-    }
-  }
-  size_t walked() const { return walked_.size(); }
-  template <typename Visit>
-  void for_each_target(uint64_t key, Visit&& visit) const {
-    const size_t k = walked_.size();
-    uint32_t begin[kMaxDimensions], end[kMaxDimensions], at[kMaxDimensions];
-    for (size_t i = 0; i < k; ++i) {
-      const DimensionMap& m = map_.dimension(walked_[i]);
-      const uint32_t b = map_.codec().decode(key, walked_[i]);
-      begin[i] = at[i] = m.offsets[b];
-      end[i] = m.offsets[b + 1];
-      if (begin[i] == end[i]) return;
-    }
-    for (;;) {
-      uint64_t target = 0;
-      double weight = 1.0;
-      for (size_t i = 0; i < k; ++i) {
-        const DimensionMap& m = map_.dimension(walked_[i]);
-        target += uint64_t{m.positions[at[i]]} * map_.stride(walked_[i]);
-        weight *= m.weights[at[i]];
-      }
-      visit(target, weight);
-      size_t i = k;
-      while (i > 0 && ++at[i - 1] == end[i - 1]) {
-        --i;
-        at[i] = begin[i];
-      }
-      if (i == 0) return;
-    }
-  }
-
- private:
-  const AggregationMap& map_;
-  std::vector<size_t> walked_;
-};
-
 // One target (B1, M1): its aggregate is a reduction over the relevant
 // pages' values, each times its cell's weight — the product of the walked
 // dimensions' one weight, 1 where every dimension is a total (the keys then
@@ -102,12 +55,10 @@ AreaResult run_one_target(const FactTable& facts, const AggregationMap& map, con
   // Each walked dimension's weight per base, 0 for a base without the
   // target (one element per list: a base has at most one entry; a map's
   // weights are never 0). A cell's weight: their product in dimension order.
-  std::vector<size_t> dims;
+  const std::vector<size_t>& dims = map.walked();
   std::vector<std::vector<double>> base_weight;
-  for (size_t d = 0; d < map.dimension_count(); ++d) {
+  for (const size_t d : dims) {
     const DimensionMap& m = map.dimension(d);
-    if (gpu::is_total(m.offsets, m.positions, m.weights)) continue;
-    dims.push_back(d);
     std::vector<double>& w = base_weight.emplace_back(m.offsets.size() - 1, 0.0);
     for (uint32_t b = 0; b + 1 < m.offsets.size(); ++b)
       if (m.relevant(b)) w[b] = m.weights[m.offsets[b]];
@@ -205,12 +156,11 @@ AreaResult run_dense(const FactTable& facts, const AggregationMap& map, const Ar
   const auto keys = facts.keys();
   const auto values = facts.values(query.measure);
   const size_t n_targets = map.target_count();
-  const WalkedMap walk(map);
   const Cells total = accumulate_cells(facts, map, n_targets, [&](Cells& acc, size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i) {
       const double v = values[i];
       if (!has_value(v)) continue;
-      walk.for_each_target(keys[i], [&](uint64_t t, double w) { acc[t].add(w * v); });
+      map.for_each_target(keys[i], [&](uint64_t t, double w) { acc[t].add(w * v); });
     }
   });
   std::vector<std::pair<uint64_t, CellAccumulator>> cells;
@@ -223,14 +173,13 @@ AreaResult run_hashed(const FactTable& facts, const AggregationMap& map, const A
   using Local = std::unordered_map<uint64_t, CellAccumulator>;
   const auto keys = facts.keys();
   const auto values = facts.values(query.measure);
-  const WalkedMap walk(map);
   auto locals = accumulate_pages<Local>(
       facts, map, [] { return Local(); },
       [&](Local& acc, size_t begin, size_t end) {
         for (size_t i = begin; i < end; ++i) {
           const double v = values[i];
           if (!has_value(v)) continue;
-          walk.for_each_target(keys[i], [&](uint64_t t, double w) { acc[t].add(w * v); });
+          map.for_each_target(keys[i], [&](uint64_t t, double w) { acc[t].add(w * v); });
         }
       });
   Local total;
@@ -351,7 +300,7 @@ AreaResult CpuParallelEngine::run(const FactTable& facts, const AggregationMap& 
     }
   }
   if (map.target_count() == 1) {
-    plan_ = WalkedMap(map).walked() ? "one target: a reduction over the values times their cells' weights"
+    plan_ = !map.walked().empty() ? "one target: a reduction over the values times their cells' weights"
                                     : "every dimension a weight-1 total: one reduction over the values";
     return run_one_target(facts, map, query);
   }

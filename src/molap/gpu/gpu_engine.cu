@@ -119,11 +119,7 @@ PlanFacts GpuEngine::plan_facts(const QueryPlan& plan, const CubeUpdate& update,
 }  // namespace gpu
 
 std::string gpu_engine_limit(const FactTable& facts, const AggregationMap& map) {
-  size_t walked = 0;
-  for (size_t d = 0; d < map.dimension_count(); ++d) {
-    const DimensionMap& m = map.dimension(d);
-    if (!gpu::is_total(m.offsets, m.positions, m.weights)) ++walked;
-  }
+  const size_t walked = map.walked().size();
   if (walked > static_cast<size_t>(gpu::kMaxDims))
     return gpu::text("the query restricts ", walked, " dimensions (lists other than a total over every base); the gpu ",
                      "engine handles up to ", gpu::kMaxDims);

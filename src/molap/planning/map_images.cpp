@@ -82,7 +82,7 @@ bool direct_map_is_lean(const AggregationMap& map) {
   int dims = 0;
   for (size_t d = 0; d < map.dimension_count(); ++d) {
     const DimensionMap& m = map.dimension(d);
-    if (is_total(m.offsets, m.positions, m.weights)) continue;
+    if (m.total) continue;
     if (++dims > kFewDims) return false;
     for (size_t b = 0; b + 1 < m.offsets.size(); ++b)
       if (m.offsets[b + 1] - m.offsets[b] > 1) return false;

@@ -97,7 +97,7 @@ TargetClasses target_classes(const AggregationMap& map, uint64_t max_cells) {
     const DimensionMap& m = map.dimension(d);
     DimensionClasses& c = out.dims[d];
     const uint32_t bases = static_cast<uint32_t>(m.offsets.size() - 1);
-    if (bases > 0 && is_total(m.offsets, m.positions, m.weights)) {
+    if (bases > 0 && m.total) {
       // One class, without comparing every base's list with its neighbour's
       // (most of M2's planning went to its totals over 2,154 days, hours,
       // years and products).
