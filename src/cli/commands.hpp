@@ -124,4 +124,15 @@ struct SqlCommandOptions {
 };
 int run_sql(const SqlCommandOptions& o);
 
+// Ordered aggregation over a table sorted on the grouping keys; the result
+// CSV on stdout, the plan and kernel times on stderr (--timing).
+struct GroupbyOrderedOptions {
+  std::string db, table, by, aggregates, engine = "auto", arch = "auto", variant = "auto";
+  int local_size = 0, intent = 0;  // 0: auto
+  int device = -1;
+  int repeat = 1;
+  bool timing = false, selfcheck = false;
+};
+int run_groupby_ordered(const GroupbyOrderedOptions& o);
+
 }  // namespace gpuolap::cli

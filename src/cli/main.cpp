@@ -297,6 +297,35 @@ int main(int argc, char** argv) {
       ->capture_default_str()
       ->check(CLI::PositiveNumber);
   sq->add_option("query", sql.query, "The query (SELECT ... or EXPLAIN SELECT ...)");
+  GroupbyOrderedOptions gbo;
+  auto* go = app.add_subcommand("groupby-ordered",
+                                "GROUP BY over a table sorted on its keys, by the prefix-sum kernels of the ordered-aggregation "
+                                "paper or past them (README, \"Ordered aggregation\")");
+  go->add_option("--db", gbo.db, "Database directory")->required();
+  go->add_option("--table", gbo.table, "The table, sorted on the --by columns")->required();
+  go->add_option("--by", gbo.by, "Grouping columns, c1[,c2...] (the table's sort order or a prefix of it)")->required();
+  go->add_option("--agg", gbo.aggregates, "Aggregates: 'sum(x),count(*),min(y),max(y),avg(x),count(x)'")->required();
+  go->add_option("--engine", gbo.engine, "gpu, cpu-serial (the oracle), cpu-parallel, or auto (gpu when there is one)")
+      ->check(CLI::IsMember({"auto", "gpu", "cpu-serial", "cpu-parallel"}))
+      ->capture_default_str();
+  go->add_option("--arch", gbo.arch,
+                 "GPU architecture: 5-kernel, 3-kernel, 2-kernel, 1-kernel (the paper's), block-cooperative, "
+                 "cub-reduce-by-key, cub-run-length, or auto")
+      ->capture_default_str();
+  go->add_option("--variant", gbo.variant,
+                 "Aggregation variant of 5/3/2/1-kernel: direct-atomics, chunked-atomics, private-variable, private-array, or auto")
+      ->capture_default_str();
+  go->add_option("--local-size", gbo.local_size, "Threads per block (the paper's local size), 1..1024; 0: auto")
+      ->capture_default_str();
+  go->add_option("--intent", gbo.intent, "Rows per thread (the paper's intent or chunk size), 1..4096; 0: auto")
+      ->capture_default_str();
+  go->add_option("--device", gbo.device, "GPU to run on (-1: the first)")->capture_default_str();
+  go->add_option("--repeat", gbo.repeat, "Run N times (--timing: the last run's stages, the mean wall time)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  go->add_flag("--timing", gbo.timing, "Print the plan and each kernel's time on stderr");
+  go->add_flag("--selfcheck", gbo.selfcheck,
+               "Run every architecture and variant on the table and compare each with cpu-serial");
   auto* table = app.add_subcommand("table", "Relational tables in a database directory: load a CSV, list, describe");
   table->require_subcommand(1);
   TableLoadOptions table_load;
@@ -341,6 +370,7 @@ int main(int argc, char** argv) {
     if (*sv) return run_serve(serve);
     if (*sh) return run_shell(shell);
     if (*sq) return run_sql(sql);
+    if (*go) return run_groupby_ordered(gbo);
     if (*tl) return run_table_load(table_load);
     if (*tls) return run_table_list(table_list);
     if (*ti) return run_table_info(table_info);

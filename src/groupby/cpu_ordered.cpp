@@ -1,0 +1,131 @@
+// The CPU forms of ordered aggregation: cpu-serial (the oracle) walks the
+// rows once; cpu-parallel splits them at group borders, one range per task,
+// so that every group lies in one range and the ranges' groups are simply
+// concatenated (the cube-creation paper's partition plan: no merge step).
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <memory>
+#include <numeric>
+
+#include "groupby/ordered_internal.hpp"
+
+namespace gpuolap::groupby {
+namespace {
+
+// The groups' states of every aggregate as arrays over the groups (the
+// layout finish_aggregate reads; `high` only for integer sums, `count` only
+// where the slot keeps one), and each group's first row. Left uninitialised:
+// every slot is written once, by the range its group lies in, so the pages
+// are first touched by the threads that fill them.
+struct GroupArrays {
+  template <class T>
+  using Array = std::unique_ptr<T[]>;
+  std::size_t groups;
+  Array<std::uint32_t> first_rows;
+  std::vector<Array<std::uint64_t>> bits, high, count;  // [aggregate][group]
+
+  GroupArrays(const std::vector<AggregateSlot>& slots, std::size_t n)
+      : groups(n), first_rows(new std::uint32_t[n]), bits(slots.size()), high(slots.size()), count(slots.size()) {
+    for (std::size_t a = 0; a < slots.size(); ++a) {
+      bits[a].reset(new std::uint64_t[n]);
+      if (integer_sum(slots[a])) high[a].reset(new std::uint64_t[n]);
+      if (slots[a].keeps_count) count[a].reset(new std::uint64_t[n]);
+    }
+  }
+};
+
+std::size_t count_groups(const KeySlots& keys, std::size_t begin, std::size_t end) {
+  std::size_t groups = begin < end ? 1 : 0;
+  for (std::size_t row = begin + 1; row < end; ++row) groups += keys.starts(row) ? 1 : 0;
+  return groups;
+}
+
+// Aggregates rows [begin, end), where begin starts a group and end is the
+// input's end or starts one, into the arrays from group `first` on.
+void aggregate_range(const KeySlots& keys, const std::vector<AggregateSlot>& slots, std::size_t begin,
+                     std::size_t end, std::size_t first, GroupArrays& out) {
+  AggregateState states[kMaxAggregates];
+  std::size_t group = first;
+  auto store = [&]() {
+    for (std::size_t a = 0; a < slots.size(); ++a) {
+      out.bits[a][group] = states[a].bits;
+      if (out.high[a]) out.high[a][group] = states[a].high;
+      if (out.count[a]) out.count[a][group] = states[a].count;
+    }
+  };
+  for (std::size_t row = begin; row < end; ++row) {
+    if (row == begin || keys.starts(row)) {
+      if (row != begin) {
+        store();
+        ++group;
+      }
+      out.first_rows[group] = static_cast<std::uint32_t>(row);
+      for (std::size_t a = 0; a < slots.size(); ++a) states[a] = identity_state(slots[a]);
+    }
+    for (std::size_t a = 0; a < slots.size(); ++a) add_row(slots[a], states[a], row);
+  }
+  if (begin < end) store();
+}
+
+OrderedResult finish(const OrderedInput& input, const std::vector<AggregateSlot>& slots, const GroupArrays& arrays) {
+  OrderedResult result;
+  result.groups = arrays.groups;
+  for (const ColumnView& key : input.keys) {
+    const std::size_t width = value_bytes(key.type);
+    std::vector<unsigned char> values(result.groups * width);
+    std::vector<std::uint8_t> nulls(key.nulls ? result.groups : 0);
+    tbb::parallel_for(std::size_t{0}, result.groups, [&](std::size_t g) {
+      const std::size_t row = arrays.first_rows[g];
+      std::copy_n(static_cast<const unsigned char*>(key.values) + row * width, width, &values[g * width]);
+      if (key.nulls) nulls[g] = key.nulls[row];
+    });
+    result.keys.push_back(key_result(key.type, result.groups, values.data(), key.nulls ? nulls.data() : nullptr));
+  }
+  for (std::size_t a = 0; a < slots.size(); ++a)
+    result.aggregates.push_back(finish_aggregate(input, a, slots[a], result.groups, arrays.bits[a].get(),
+                                                 arrays.high[a].get(), arrays.count[a].get()));
+  return result;
+}
+
+}  // namespace
+
+OrderedResult aggregate_serial(const OrderedInput& input) {
+  check_input(input);
+  const auto slots = aggregate_slots(input);
+  const KeySlots keys = key_slots(input);
+  GroupArrays arrays(slots, count_groups(keys, 0, input.rows));
+  aggregate_range(keys, slots, 0, input.rows, 0, arrays);
+  return finish(input, slots, arrays);
+}
+
+OrderedResult aggregate_parallel(const OrderedInput& input) {
+  check_input(input);
+  const auto slots = aggregate_slots(input);
+  const KeySlots keys = key_slots(input);
+  // Some ranges per thread, so that a thread finishing early takes another.
+  constexpr std::size_t kMinRowsPerRange = 1 << 16;
+  const std::size_t wanted = static_cast<std::size_t>(tbb::this_task_arena::max_concurrency()) * 4;
+  const std::size_t parts = std::max<std::size_t>(1, std::min(wanted, input.rows / kMinRowsPerRange));
+
+  // Cut i sits at the first group start at or after i * rows / parts.
+  std::vector<std::size_t> cuts(parts + 1, input.rows);
+  cuts[0] = 0;
+  tbb::parallel_for(std::size_t{1}, parts, [&](std::size_t i) {
+    std::size_t row = i * input.rows / parts;
+    while (row < input.rows && !keys.starts(row)) ++row;
+    cuts[i] = row;
+  });
+  // Two passes: count each range's groups, then aggregate each range into
+  // its place in arrays allocated once.
+  std::vector<std::size_t> first(parts + 1, 0);
+  tbb::parallel_for(std::size_t{0}, parts, [&](std::size_t i) { first[i + 1] = count_groups(keys, cuts[i], cuts[i + 1]); });
+  std::partial_sum(first.begin(), first.end(), first.begin());
+  GroupArrays arrays(slots, first[parts]);
+  tbb::parallel_for(std::size_t{0}, parts,
+                    [&](std::size_t i) { aggregate_range(keys, slots, cuts[i], cuts[i + 1], first[i], arrays); });
+  return finish(input, slots, arrays);
+}
+
+}  // namespace gpuolap::groupby

@@ -1,0 +1,305 @@
+// The GPU form of ordered aggregation: upload, the architectures' kernel
+// sequences, and the download; and the operator's entry point.
+#include <cub/cub.cuh>
+
+#include <map>
+#include <memory>
+#include <mutex>
+
+#include "gpu/runtime/cuda_check.cuh"
+#include "gpuolap/error.hpp"
+#include "groupby/gpu/one_pass_kernels.cuh"
+#include "groupby/gpu/ordered_runner.cuh"
+
+namespace gpuolap::groupby {
+namespace gpu {
+namespace {
+
+unsigned grid_for(std::size_t items, int block) {
+  return static_cast<unsigned>(std::max<std::size_t>(1, (items + block - 1) / block));
+}
+
+}  // namespace
+
+OrderedInput OrderedRunner::upload(const OrderedInput& input, gpuolap::gpu::StageClock& clock) {
+  OrderedInput d = input;
+  clock.start("upload");
+  const cudaStream_t s = ctx_.stream();
+  auto put = [&](ColumnView& c, std::size_t slot) {
+    const std::size_t bytes = input.rows * value_bytes(c.type);
+    in_values_[slot].upload(static_cast<const std::uint8_t*>(c.values), bytes, s);
+    c.values = in_values_[slot].data();
+    if (c.nulls) {
+      in_nulls_[slot].upload(c.nulls, input.rows, s);
+      c.nulls = in_nulls_[slot].data();
+    }
+  };
+  for (std::size_t k = 0; k < d.keys.size(); ++k) put(d.keys[k], k);
+  for (std::size_t v = 0; v < d.values.size(); ++v) put(d.values[v], kMaxKeys + v);
+  clock.stop();
+  return d;
+}
+
+void OrderedRunner::prepare_outputs(const OrderedInput& input, std::size_t rows, DeviceAggregates& A,
+                                    DeviceGroupKeys& key_out) {
+  const auto slots = aggregate_slots(input);
+  A.count = static_cast<int>(slots.size());
+  const std::size_t n = std::max<std::size_t>(rows, 1);
+  for (std::size_t a = 0; a < slots.size(); ++a) {
+    A.slot[a] = slots[a];
+    bits_[a].reserve(n);
+    A.bits[a] = bits_[a].data();
+    A.high[a] = nullptr;
+    A.counts[a] = nullptr;
+    if (integer_sum(slots[a])) {
+      high_[a].reserve(n);
+      A.high[a] = high_[a].data();
+    }
+    if (slots[a].keeps_count) {
+      counts_[a].reserve(n);
+      A.counts[a] = counts_[a].data();
+    }
+  }
+  for (std::size_t k = 0; k < input.keys.size(); ++k) {
+    key_values_[k].reserve(n * value_bytes(input.keys[k].type));
+    key_out.values[k] = key_values_[k].data();
+    key_out.nulls[k] = nullptr;
+    if (input.keys[k].nulls) {
+      key_nulls_[k].reserve(n);
+      key_out.nulls[k] = key_nulls_[k].data();
+    }
+  }
+  group_count_.reserve(2);
+}
+
+void OrderedRunner::run_paper(const OrderedInput& input, const OrderedPlan& plan, const DeviceAggregates& A,
+                              const DeviceGroupKeys& key_out, gpuolap::gpu::StageClock& clock) {
+  const cudaStream_t s = ctx_.stream();
+  const std::size_t n = input.rows;
+  const int local = plan.local_size, intent = plan.intent;
+  const std::size_t chunks = (n + intent - 1) / intent;
+  const unsigned chunk_grid = grid_for(chunks, local);
+  const KeySlots key_slots = groupby::key_slots(input);
+  pps_.reserve(n);
+  chunk_offset_.reserve(chunks);
+  std::uint32_t* groups = group_count_.data();
+
+  PpsIds pps_ids{pps_.data(), chunk_offset_.data(), nullptr, static_cast<std::size_t>(local)};
+  if (plan.architecture == Architecture::FiveKernel) {
+    flags_.reserve(n);
+    chunk_total_.reserve(chunks);
+    with_keys(key_slots, [&](auto keys) {
+      clock.start("1 map");
+      map_flags<<<grid_for(n, local), local, 0, s>>>(keys, n, flags_.data());
+      GPUOLAP_CHECK_LAUNCH("map_flags");
+      clock.stop();
+    });
+    clock.start("2 partial prefix sum");
+    partial_prefix<<<chunk_grid, local, 0, s>>>(flags_.data(), n, intent, chunks, pps_.data(), chunk_total_.data());
+    GPUOLAP_CHECK_LAUNCH("partial_prefix");
+    clock.stop();
+    // Offsets: the exclusive scan of the chunks' totals (CUB's single-pass
+    // scan), and the group count after the last chunk.
+    clock.start("3 offsets");
+    std::size_t bytes = 0;
+    GPUOLAP_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, chunk_total_.data(), chunk_offset_.data(), chunks, s));
+    GPUOLAP_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(ctx_.scratch(bytes), bytes, chunk_total_.data(),
+                                                     chunk_offset_.data(), chunks, s));
+    GPUOLAP_CUDA_CHECK(cub::DeviceReduce::Sum(nullptr, bytes, chunk_total_.data(), groups, chunks, s));
+    GPUOLAP_CUDA_CHECK(cub::DeviceReduce::Sum(ctx_.scratch(bytes), bytes, chunk_total_.data(), groups, chunks, s));
+    clock.stop();
+  } else {
+    block_total_.reserve(chunk_grid);
+    block_offset_.reserve(chunk_grid);
+    GPUOLAP_CUDA_CHECK(cudaMemsetAsync(groups, 0, 2 * sizeof(std::uint32_t), s));
+    with_keys(key_slots, [&](auto keys) {
+      clock.start("1 partial prefix sum + offsets");
+      fused_prefix<<<chunk_grid, local, 0, s>>>(keys, n, intent, chunks, pps_.data(), chunk_offset_.data(),
+                                                block_total_.data(), block_offset_.data(),
+                                                reinterpret_cast<unsigned int*>(groups + 1), groups);
+      GPUOLAP_CHECK_LAUNCH("fused_prefix");
+      clock.stop();
+    });
+    pps_ids.block_offset = block_offset_.data();
+  }
+
+  auto aggregate = [&](auto ids, const char* stage) {
+    const unsigned grid = plan.variant == Variant::DirectAtomics ? grid_for(n, local) : chunk_grid;
+    clock.start("init");
+    init_groups<<<std::min<unsigned>(grid_for(n, 256), 65535u), 256, 0, s>>>(A, groups);
+    GPUOLAP_CHECK_LAUNCH("init_groups");
+    clock.stop();
+    clock.start(stage);
+    switch (plan.variant) {
+      case Variant::DirectAtomics:
+        aggregate_kernel<Variant::DirectAtomics><<<grid, local, 0, s>>>(A, key_slots, key_out, ids, n, intent);
+        break;
+      case Variant::ChunkedAtomics:
+        aggregate_kernel<Variant::ChunkedAtomics><<<grid, local, 0, s>>>(A, key_slots, key_out, ids, n, intent);
+        break;
+      case Variant::PrivateVariable:
+        aggregate_kernel<Variant::PrivateVariable><<<grid, local, 0, s>>>(A, key_slots, key_out, ids, n, intent);
+        break;
+      case Variant::PrivateArray:
+        aggregate_kernel<Variant::PrivateArray><<<grid, local, 0, s>>>(A, key_slots, key_out, ids, n, intent);
+        break;
+    }
+    GPUOLAP_CHECK_LAUNCH("aggregate_kernel");
+    clock.stop();
+  };
+
+  if (plan.architecture == Architecture::TwoKernel) {
+    aggregate(pps_ids, "2 offset addition + aggregation");
+    return;
+  }
+  ps_.reserve(n);
+  const bool five = plan.architecture == Architecture::FiveKernel;
+  clock.start(five ? "4 offset addition" : "2 offset addition");
+  add_offsets<<<chunk_grid, local, 0, s>>>(pps_ids, n, intent, chunks, ps_.data());
+  GPUOLAP_CHECK_LAUNCH("add_offsets");
+  clock.stop();
+  aggregate(PsIds{ps_.data()}, five ? "5 aggregation" : "3 aggregation");
+}
+
+void OrderedRunner::run_one_pass(const OrderedInput& input, const OrderedPlan& plan, const DeviceAggregates& A,
+                                 const DeviceGroupKeys& key_out, gpuolap::gpu::StageClock& clock) {
+  const cudaStream_t s = ctx_.stream();
+  const std::size_t n = input.rows;
+  const int local = plan.local_size, intent = plan.intent;
+  const std::size_t tiles = std::max<std::size_t>(1, (n + static_cast<std::size_t>(local) * intent - 1) / (static_cast<std::size_t>(local) * intent));
+  tile_status_.reserve(tiles);
+  tile_last_start_.reserve(tiles);
+  tile_ready_.reserve(tiles);
+  next_tile_.reserve(1);
+  clock.start("tile states");
+  GPUOLAP_CUDA_CHECK(cudaMemsetAsync(tile_status_.data(), 0, tiles * sizeof(unsigned long long), s));
+  GPUOLAP_CUDA_CHECK(cudaMemsetAsync(tile_ready_.data(), 0, tiles * sizeof(int), s));
+  GPUOLAP_CUDA_CHECK(cudaMemsetAsync(next_tile_.data(), 0, sizeof(unsigned int), s));
+  GPUOLAP_CUDA_CHECK(cudaMemsetAsync(group_count_.data(), 0, sizeof(std::uint32_t), s));
+  clock.stop();
+  TileState ts{tile_status_.data(), tile_last_start_.data(), tile_ready_.data(), next_tile_.data(), group_count_.data()};
+  const KeySlots key_slots = groupby::key_slots(input);
+  const unsigned grid = static_cast<unsigned>(tiles);
+  with_keys(key_slots, [&](auto keys) {
+    if (plan.architecture == Architecture::BlockCooperative) {
+      clock.start("block-cooperative");
+      block_cooperative<<<grid, local, 0, s>>>(keys, n, intent, A, key_slots, key_out, ts);
+      GPUOLAP_CHECK_LAUNCH("block_cooperative");
+      clock.stop();
+      return;
+    }
+    clock.start("1-kernel");
+    switch (plan.variant) {
+      case Variant::DirectAtomics:
+        one_kernel<Variant::DirectAtomics><<<grid, local, 0, s>>>(keys, n, intent, A, key_slots, key_out, ts);
+        break;
+      case Variant::ChunkedAtomics:
+        one_kernel<Variant::ChunkedAtomics><<<grid, local, 0, s>>>(keys, n, intent, A, key_slots, key_out, ts);
+        break;
+      case Variant::PrivateVariable:
+        one_kernel<Variant::PrivateVariable><<<grid, local, 0, s>>>(keys, n, intent, A, key_slots, key_out, ts);
+        break;
+      case Variant::PrivateArray:
+        one_kernel<Variant::PrivateArray><<<grid, local, 0, s>>>(keys, n, intent, A, key_slots, key_out, ts);
+        break;
+    }
+    GPUOLAP_CHECK_LAUNCH("one_kernel");
+    clock.stop();
+  });
+}
+
+OrderedResult OrderedRunner::download(const OrderedInput& input, const DeviceAggregates& A,
+                                      const DeviceGroupKeys& key_out, gpuolap::gpu::StageClock& clock,
+                                      bool groups_too) {
+  const cudaStream_t s = ctx_.stream();
+  OrderedResult result;
+  result.groups = input.rows == 0 ? 0 : group_count_.download(1, s)[0];
+  if (!groups_too) return result;
+  const std::size_t G = result.groups;
+  clock.start("download");
+  std::vector<std::vector<std::uint8_t>> key_values(input.keys.size()), key_nulls(input.keys.size());
+  for (std::size_t k = 0; k < input.keys.size(); ++k) {
+    key_values[k].resize(G * value_bytes(input.keys[k].type));
+    if (G) GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(key_values[k].data(), key_out.values[k], key_values[k].size(),
+                                              cudaMemcpyDeviceToHost, s));
+    if (key_out.nulls[k]) {
+      key_nulls[k].resize(G);
+      if (G) GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(key_nulls[k].data(), key_out.nulls[k], G, cudaMemcpyDeviceToHost, s));
+    }
+  }
+  std::vector<std::vector<std::uint64_t>> bits(A.count), high(A.count), counts(A.count);
+  for (int a = 0; a < A.count; ++a) {
+    auto get = [&](std::vector<std::uint64_t>& out, const std::uint64_t* from) {
+      if (!from) return;
+      out.resize(G);
+      if (G) GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(out.data(), from, G * sizeof(std::uint64_t), cudaMemcpyDeviceToHost, s));
+    };
+    get(bits[a], A.bits[a]);
+    get(high[a], A.high[a]);
+    get(counts[a], A.counts[a]);
+  }
+  GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(s));
+  clock.stop();
+  for (std::size_t k = 0; k < input.keys.size(); ++k)
+    result.keys.push_back(key_result(input.keys[k].type, G, key_values[k].data(),
+                                     key_nulls[k].empty() ? nullptr : key_nulls[k].data()));
+  for (int a = 0; a < A.count; ++a)
+    result.aggregates.push_back(finish_aggregate(input, a, A.slot[a], G, bits[a].data(),
+                                                 high[a].empty() ? nullptr : high[a].data(),
+                                                 counts[a].empty() ? nullptr : counts[a].data()));
+  return result;
+}
+
+OrderedResult OrderedRunner::run(const OrderedInput& host_input, const OrderedPlan& plan,
+                                 const OrderedGpuOptions& options) {
+  ctx_.bind();
+  gpuolap::gpu::StageClock clock(ctx_.stream(), ctx_.events(), options.timing);
+  const OrderedInput input = options.input_on_device ? host_input : upload(host_input, clock);
+  DeviceAggregates A;
+  DeviceGroupKeys key_out;
+  prepare_outputs(input, input.rows, A, key_out);
+  if (input.rows > 0) {
+    switch (plan.architecture) {
+      case Architecture::FiveKernel:
+      case Architecture::ThreeKernel:
+      case Architecture::TwoKernel:
+        run_paper(input, plan, A, key_out, clock);
+        break;
+      case Architecture::OneKernel:
+      case Architecture::BlockCooperative:
+        run_one_pass(input, plan, A, key_out, clock);
+        break;
+      case Architecture::CubReduceByKey:
+      case Architecture::CubRunLength:
+        run_cub(input, plan, A, key_out, clock);
+        break;
+    }
+  }
+  OrderedResult result = download(input, A, key_out, clock, options.download);
+  if (options.timing) result.stage_ms = clock.read();
+  return result;
+}
+
+}  // namespace gpu
+
+bool gpu_available() {
+  int devices = 0;
+  return cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
+}
+
+OrderedResult aggregate_gpu(const OrderedInput& input, const OrderedPlan& plan, const OrderedGpuOptions& options) {
+  check_input(input);
+  check_plan(input, plan);
+  if (!gpu_available()) throw std::runtime_error("no NVIDIA GPU is available for ordered aggregation");
+  // One runner per device, kept for its buffers; one call at a time each.
+  static std::mutex mutex;
+  static std::map<int, std::unique_ptr<gpu::OrderedRunner>> runners;
+  std::lock_guard lock(mutex);
+  int device = options.device;
+  if (device < 0) GPUOLAP_CUDA_CHECK(cudaGetDevice(&device));
+  auto& runner = runners[device];
+  if (!runner) runner = std::make_unique<gpu::OrderedRunner>(device);
+  return runner->run(input, plan, options);
+}
+
+}  // namespace gpuolap::groupby

@@ -1,0 +1,88 @@
+// The GPU form's plan: what `auto` picks, and the checks of a plan asked for.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "gpuolap/error.hpp"
+#include "groupby/ordered_internal.hpp"
+
+namespace gpuolap::groupby {
+
+double estimate_run_length(const OrderedInput& input, std::size_t samples) {
+  if (input.rows < 2) return static_cast<double>(input.rows);
+  const KeySlots keys = key_slots(input);
+  samples = std::min(samples, input.rows - 1);
+  std::size_t changes = 0;
+  for (std::size_t j = 0; j < samples; ++j) {
+    const std::size_t row = 1 + j * (input.rows - 1) / samples;
+    if (!keys.same(row - 1, row)) ++changes;
+  }
+  if (changes == 0) return static_cast<double>(input.rows);
+  return static_cast<double>(samples) / static_cast<double>(changes);
+}
+
+OrderedPlan choose_ordered_plan(const OrderedInput& input, const OrderedGpuOptions& options) {
+  OrderedPlan plan;
+  const double run = estimate_run_length(input);
+  plan.why = fmt::format("{} rows, runs of about {:.1f} rows", input.rows, run);
+  plan.variant = options.variant.value_or(Variant::PrivateVariable);
+  plan.local_size = options.local_size.value_or(256);
+  plan.intent = options.intent.value_or(8);
+  if (options.architecture) {
+    plan.architecture = *options.architecture;
+  } else {
+    // Measured on an H200 (bench/results/h200-ordered-aggregation-2026-11-26.md,
+    // 2^20..2^30 rows, unique keys and runs of 16 and 1024): CUB's
+    // reduce-by-key was the fastest everywhere it applies, 2-4x ahead of
+    // this operator's own kernels, whose thread-per-chunk reads are not
+    // coalesced; where it does not apply (several or nullable keys, NULL
+    // values, integer sums), the 1-kernel with a private variable at 256
+    // threads x 8 rows was the fastest of the rest or within 10 % of it.
+    OrderedPlan cub = plan;
+    cub.architecture = Architecture::CubReduceByKey;
+    bool cub_applies = !options.variant;
+    if (cub_applies) {
+      try {
+        check_plan(input, cub);
+      } catch (const InputError&) {
+        cub_applies = false;
+      }
+    }
+    plan.architecture = cub_applies ? Architecture::CubReduceByKey : Architecture::OneKernel;
+    plan.why += cub_applies ? ": cub-reduce-by-key, the fastest measured"
+                            : ": 1-kernel, private variable (cub-reduce-by-key takes one integer key without NULLs, "
+                              "value columns without NULLs and no integer sums)";
+  }
+  if (options.variant && !takes_variant(plan.architecture))
+    throw InputError(fmt::format("architecture {} takes no variant (the variants belong to 5-kernel, 3-kernel, "
+                                 "2-kernel and 1-kernel)", architecture_name(plan.architecture)));
+  check_plan(input, plan);
+  return plan;
+}
+
+void check_plan(const OrderedInput& input, const OrderedPlan& plan) {
+  if (plan.local_size < 1 || plan.local_size > 1024)
+    throw InputError(fmt::format("local size {} is outside 1..1024 (threads per block)", plan.local_size));
+  if (plan.intent < 1 || plan.intent > 4096)
+    throw InputError(fmt::format("intent {} is outside 1..4096 (rows per thread)", plan.intent));
+  if (plan.architecture == Architecture::BlockCooperative && plan.local_size % 32 != 0)
+    throw InputError(fmt::format("block-cooperative takes a local size that is a multiple of 32 (whole warps), not {}",
+                                 plan.local_size));
+  const bool cub = plan.architecture == Architecture::CubReduceByKey || plan.architecture == Architecture::CubRunLength;
+  if (!cub) return;
+  const auto name = architecture_name(plan.architecture);
+  if (input.keys.size() != 1 || input.keys[0].nulls || input.keys[0].type == ValueType::Double)
+    throw InputError(fmt::format("{} takes one integer grouping key without NULLs", name));
+  for (const Aggregate& a : input.aggregates) {
+    if (plan.architecture == Architecture::CubRunLength && a.kind != AggregateKind::CountStar)
+      throw InputError(fmt::format("{} computes count(*) only, not {}", name, aggregate_label(input, a)));
+    if (a.kind == AggregateKind::CountStar) continue;
+    const ColumnView& v = input.values[a.value];
+    if (v.nulls) throw InputError(fmt::format("{} takes value columns without NULLs ('{}' has some)", name, v.name));
+    if ((a.kind == AggregateKind::Sum || a.kind == AggregateKind::Avg) && v.type != ValueType::Double)
+      throw InputError(fmt::format("{} sums doubles only ({} sums integers exactly: use another architecture)", name,
+                                   aggregate_label(input, a)));
+  }
+}
+
+}  // namespace gpuolap::groupby
