@@ -225,7 +225,7 @@ void synthetic_figures(Bench& bench, const Options& o) {
         bench.gpu("best", d, {Architecture::TwoKernel, Variant::PrivateVariable, 8, 128, ""});  // the paper's winner
         bench.gpu("best", d, {Architecture::TwoKernel, Variant::PrivateVariable, 256, 8, ""});
         for (int local : {128, 256, 512})
-          for (int intent : {2, 4, 8, 16, 32}) bench.gpu("best", d, {Architecture::BlockCooperative, Variant::PrivateVariable, local, intent, ""});
+          for (int intent : {4, 8, 16, 32}) bench.gpu("best", d, {Architecture::BlockCooperative, Variant::PrivateVariable, local, intent, ""});
         bench.gpu("best", d, {Architecture::CubReduceByKey, Variant::PrivateVariable, 256, 8, ""});
         bench.gpu_auto("best", d);
       }

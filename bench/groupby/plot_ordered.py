@@ -134,7 +134,7 @@ def fig_best(rows, out):
     points = sorted({(d, s) for d, s, _ in best})
     names = ["paper's winner (2-kernel, private variable, 8 x 128)", "1-kernel, private-variable", "block-cooperative",
              "cub-reduce-by-key", "auto", "cpu-parallel"]
-    fig, ax = plt.subplots(figsize=(max(9, 0.9 * len(points)), 4.5))
+    fig, ax = plt.subplots(figsize=(max(9, 0.9 * len(points)) + 3, 4.5))
     width = 0.8 / len(names)
     for k, n in enumerate(names):
         ys = [float(best[(d, s, n)]["fraction_of_floor"]) if (d, s, n) in best else 0 for d, s in points]
@@ -144,7 +144,7 @@ def fig_best(rows, out):
     ax.set_xticklabels([f"{d}\n2^{s}" for d, s in points], fontsize=7)
     ax.set_ylabel("fraction of the streaming floor")
     ax.set_title("Each contender's best setting as a fraction of the floor (dashed: the 0.9 target)")
-    ax.legend(fontsize=7)
+    ax.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.0, 1.0))
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
     fig.savefig(out)

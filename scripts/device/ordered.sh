@@ -6,7 +6,12 @@
 #   ordered.sh all-gpu  the same build, then every `gpu` test
 #   ordered.sh bench [ARGS...]
 #                       gpuolap_ordered_bench ARGS (default: every figure)
-#                       into $OUT/ordered-bench.csv, and its plots
+#                       into $OUT/ordered-bench.csv
+#   ordered.sh figures  only the benchmark built; the paper's figures at
+#                       2^15..2^28 rows ($OUT/paper.csv), then the contenders
+#                       at 2^20..2^30 and on lineitem SF 10 ($OUT/best.csv),
+#                       each under a time limit (the device's calls are 10
+#                       minutes); plot with bench/groupby/plot_ordered.py
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out="${OUT:-/tmp/gpuolap-out}"
@@ -23,6 +28,7 @@ export PATH="/usr/local/cuda/bin:$PATH"
 cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUOLAP_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
   -DCMAKE_PREFIX_PATH="$root/usr" > "$out/build.log" 2>&1
 targets=(gpuolap gpuolap_groupby_gpu_tests gpuolap_ordered_bench)
+[ "$mode" = figures ] && targets=(gpuolap_ordered_bench)
 [ "$mode" = all-gpu ] && targets+=(gpuolap_gpu_tests gpuolap_gpu_primitives_tests)
 if ! cmake --build build-gpu --parallel "$(nproc)" --target "${targets[@]}" >> "$out/build.log" 2>&1; then
   grep -E "error|Error" "$out/build.log" | head -30
@@ -51,6 +57,17 @@ case "$mode" in
     ctest --test-dir build-gpu -L gpu --output-on-failure --timeout 900 > "$out/ctest-gpu.log" 2>&1
     echo "gpu tests: exit $? in $SECONDS s"
     grep -E "tests passed|\(Failed\)|\(Timeout\)" "$out/ctest-gpu.log" | head -20
+    ;;
+  figures)
+    SECONDS=0
+    timeout 230 build-gpu/bench/gpuolap_ordered_bench --out "$out/paper.csv" --figures arch,intent,variant \
+      --sizes 15,20,24,28 --reps 3 > "$out/paper.log" 2>&1
+    echo "paper figures: exit $? in $SECONDS s"
+    SECONDS=0
+    timeout 200 build-gpu/bench/gpuolap_ordered_bench --out "$out/best.csv" --figures best,cpu,lineitem \
+      --sizes 20,24,28,30 --reps 3 --lineitem-scale 10 > "$out/best.log" 2>&1
+    echo "contenders: exit $? in $SECONDS s"
+    head -1 "$out/paper.log"
     ;;
   bench)
     SECONDS=0

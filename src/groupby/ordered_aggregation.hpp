@@ -95,7 +95,8 @@ std::vector<Aggregate> parse_aggregates(std::string_view text, const std::vector
 // cpu-serial: one thread, row after row. The oracle of the other forms.
 OrderedResult aggregate_serial(const OrderedInput& input);
 // cpu-parallel: the input split at group borders into one range per task
-// (the cube-creation paper's partition plan), each range aggregated as
+// (the cube-creation paper's partition plan; a border is found by galloping,
+// which relies on the rows being sorted), each range aggregated as
 // cpu-serial does, the ranges' groups concatenated: no merging, and the same
 // sums to the bit as cpu-serial.
 OrderedResult aggregate_parallel(const OrderedInput& input);

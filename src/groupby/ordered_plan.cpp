@@ -26,19 +26,19 @@ OrderedPlan choose_ordered_plan(const OrderedInput& input, const OrderedGpuOptio
   const double run = estimate_run_length(input);
   plan.why = fmt::format("{} rows, runs of about {:.1f} rows", input.rows, run);
   plan.variant = options.variant.value_or(Variant::PrivateVariable);
-  plan.local_size = options.local_size.value_or(256);
-  plan.intent = options.intent.value_or(8);
   if (options.architecture) {
     plan.architecture = *options.architecture;
   } else {
     // Measured on an H200 (bench/results/h200-ordered-aggregation-2026-11-26.md,
-    // 2^20..2^30 rows, unique keys and runs of 16 and 1024): CUB's
-    // reduce-by-key was the fastest everywhere it applies, 2-4x ahead of
-    // this operator's own kernels, whose thread-per-chunk reads are not
-    // coalesced; where it does not apply (several or nullable keys, NULL
-    // values, integer sums), the 1-kernel with a private variable at 256
-    // threads x 8 rows was the fastest of the rest or within 10 % of it.
+    // 2^20..2^30 rows, unique keys, runs of 16 and 1024, lineitem columns):
+    // CUB's reduce-by-key was the fastest everywhere it applies, 2.5-4x
+    // ahead of this operator's own kernels; where it does not apply
+    // (several or nullable keys, NULL values, integer sums), the
+    // block-cooperative kernel at 256 threads x 32 rows was the fastest of
+    // the rest (1.2-2x ahead of the 1-kernel with a private variable).
     OrderedPlan cub = plan;
+    cub.local_size = 256;
+    cub.intent = 8;
     cub.architecture = Architecture::CubReduceByKey;
     bool cub_applies = !options.variant;
     if (cub_applies) {
@@ -48,11 +48,14 @@ OrderedPlan choose_ordered_plan(const OrderedInput& input, const OrderedGpuOptio
         cub_applies = false;
       }
     }
-    plan.architecture = cub_applies ? Architecture::CubReduceByKey : Architecture::OneKernel;
+    plan.architecture = cub_applies ? Architecture::CubReduceByKey : Architecture::BlockCooperative;
     plan.why += cub_applies ? ": cub-reduce-by-key, the fastest measured"
-                            : ": 1-kernel, private variable (cub-reduce-by-key takes one integer key without NULLs, "
-                              "value columns without NULLs and no integer sums)";
+                            : ": block-cooperative, the fastest measured of the rest (cub-reduce-by-key takes one "
+                              "integer key without NULLs, value columns without NULLs and no integer sums)";
   }
+  const bool cooperative = plan.architecture == Architecture::BlockCooperative;
+  plan.local_size = options.local_size.value_or(256);
+  plan.intent = options.intent.value_or(cooperative ? 32 : 8);
   if (options.variant && !takes_variant(plan.architecture))
     throw InputError(fmt::format("architecture {} takes no variant (the variants belong to 5-kernel, 3-kernel, "
                                  "2-kernel and 1-kernel)", architecture_name(plan.architecture)));
@@ -68,6 +71,9 @@ void check_plan(const OrderedInput& input, const OrderedPlan& plan) {
   if (plan.architecture == Architecture::BlockCooperative && plan.local_size % 32 != 0)
     throw InputError(fmt::format("block-cooperative takes a local size that is a multiple of 32 (whole warps), not {}",
                                  plan.local_size));
+  if (plan.architecture == Architecture::BlockCooperative && (plan.intent > 32 || plan.intent % 4 != 0))
+    throw InputError(fmt::format("block-cooperative takes an intent of 4, 8, ..., 32 (rows per thread, 4 at a time), "
+                                 "not {}", plan.intent));
   const bool cub = plan.architecture == Architecture::CubReduceByKey || plan.architecture == Architecture::CubRunLength;
   if (!cub) return;
   const auto name = architecture_name(plan.architecture);

@@ -115,7 +115,9 @@ TEST(OrderedAggregation, PlanKnobsAreChecked) {
   o.intent = 128;
   o.architecture = Architecture::BlockCooperative;  // whole warps only
   EXPECT_THROW(choose_ordered_plan(c.input, o), InputError);
-  o.local_size = 64;
+  o.local_size = 64;  // and 4..32 rows per thread, 4 at a time
+  EXPECT_THROW(choose_ordered_plan(c.input, o), InputError);
+  o.intent = 16;
   o.variant = Variant::PrivateArray;  // block-cooperative takes no variant
   EXPECT_THROW(choose_ordered_plan(c.input, o), InputError);
   o.variant.reset();

@@ -25,8 +25,16 @@ struct IntOrderBits {
 
 void OrderedRunner::run_cub(const OrderedInput& input, const OrderedPlan& plan, const DeviceAggregates& A,
                             const DeviceGroupKeys& key_out, gpuolap::gpu::StageClock& clock) {
+  // CUB takes 32-bit item counts where they fit: its 64-bit offsets cost
+  // time (and the baseline should be CUB at its best).
+  if (input.rows <= INT32_MAX) run_cub_with(input, plan, A, key_out, clock, static_cast<std::int32_t>(input.rows));
+  else run_cub_with(input, plan, A, key_out, clock, static_cast<std::int64_t>(input.rows));
+}
+
+template <class Count>
+void OrderedRunner::run_cub_with(const OrderedInput& input, const OrderedPlan& plan, const DeviceAggregates& A,
+                                 const DeviceGroupKeys& key_out, gpuolap::gpu::StageClock& clock, Count n) {
   const cudaStream_t s = ctx_.stream();
-  const auto n = static_cast<std::int64_t>(input.rows);
   std::uint32_t* groups = group_count_.data();
   auto with_key = [&](auto f) {
     if (input.keys[0].type == ValueType::Int32) {

@@ -18,66 +18,39 @@
 // which tile that is (the last one before with a group start). Waiting only
 // on earlier tiles, which hold their tiles or have finished, cannot deadlock.
 #include "groupby/gpu/ordered_kernels.cuh"
+#include "groupby/gpu/tile_look_back.cuh"
 
 namespace gpuolap::groupby::gpu {
 
-// A tile's look-back word: its status in the top 2 bits, a count below.
-constexpr std::uint64_t kStatusShift = 62;
-constexpr std::uint64_t kTileAggregate = 1;  // the count of group starts in the tile
-constexpr std::uint64_t kTilePrefix = 2;     // the count in all tiles up to and including it
-constexpr std::uint64_t kCountMask = (std::uint64_t{1} << kStatusShift) - 1;
-
-struct TileState {
-  unsigned long long* status;   // per tile, 0 until published
-  int* last_start;              // per tile, with kTilePrefix: the last tile up to it with a group start (-1: none)
-  int* ready;                   // per tile, 1 once its groups' slots hold values
-  unsigned int* next_tile;      // the tile counter
-  std::uint32_t* group_count;   // written by the last tile
-};
-
-__device__ __forceinline__ void publish(unsigned long long* word, std::uint64_t status, std::uint64_t count) {
-  __threadfence();
-  atomicExch(word, static_cast<unsigned long long>((status << kStatusShift) | count));
-}
-
-// Thread 0 of tile `tile`: publishes the tile's count of group starts and
-// returns the count before the tile; *head_tile gets the last tile before
-// it with a group start (-1: none).
+// The scalar look-back of the 1-kernel (any block size): thread 0 of tile
+// `tile` publishes the tile's count of group starts and walks back one tile
+// at a time. Returns the count before the tile; *head_tile gets the last
+// tile before it with a group start (-1: none).
 __device__ __forceinline__ std::uint32_t look_back(const TileState& ts, unsigned tile, std::uint32_t tile_starts,
                                                    int* head_tile) {
   if (tile == 0) {
     ts.last_start[0] = tile_starts ? 0 : -1;
-    publish(ts.status, kTilePrefix, tile_starts);
+    publish_tile(ts, 0, kTilePrefix, tile_starts, tile_starts);
     *head_tile = -1;
     return 0;
   }
-  publish(ts.status + tile, kTileAggregate, tile_starts);
+  publish_tile(ts, tile, kTileAggregate, tile_starts, 0);
   std::uint64_t before = 0;
   int head = -1;
   for (long p = static_cast<long>(tile) - 1; p >= 0; --p) {
-    std::uint64_t word;
-    do {
-      word = *(volatile unsigned long long*)(ts.status + p);
-    } while ((word >> kStatusShift) == 0);
-    const std::uint64_t count = word & kCountMask;
-    before += count;
-    if ((word >> kStatusShift) == kTilePrefix) {
-      __threadfence();
+    const std::uint64_t word = read_tile(ts, p);
+    if (tile_status(word) == kTilePrefix) {
+      before += tile_inclusive(word);
       if (head < 0) head = *(volatile int*)(ts.last_start + p);
       break;
     }
-    if (head < 0 && count) head = static_cast<int>(p);
+    before += tile_own(word);
+    if (head < 0 && tile_own(word)) head = static_cast<int>(p);
   }
   ts.last_start[tile] = tile_starts ? static_cast<int>(tile) : head;
-  publish(ts.status + tile, kTilePrefix, before + tile_starts);
+  publish_tile(ts, tile, kTilePrefix, tile_starts, before + tile_starts);
   *head_tile = head;
   return static_cast<std::uint32_t>(before);
-}
-
-__device__ __forceinline__ void wait_ready(const int* ready, int tile) {
-  while (*(volatile const int*)(ready + tile) == 0) {
-  }
-  __threadfence();
 }
 
 // What every one-pass tile does first: takes its tile, counts the group
@@ -153,81 +126,6 @@ __global__ void __launch_bounds__(1024) one_kernel(Keys keys, std::size_t n, int
   } else {
     aggregate_rows<V>(A, key_slots, key_out, t.begin, t.end, first_id, starts);
   }
-}
-
-// Merges the states of the lanes of a warp that hold parts of the same
-// group into the lowest such lane, which returns true and writes.
-__device__ __forceinline__ bool warp_merge_parts(const DeviceAggregates& A, bool holds, std::uint32_t group,
-                                                 States& st) {
-  const unsigned holders = __ballot_sync(0xffffffffu, holds);
-  const unsigned same = __match_any_sync(0xffffffffu, holds ? group : 0xffffffffu) & holders;
-  const int lane = threadIdx.x & 31;
-  const int leader = holds ? __ffs(same) - 1 : lane;
-  // Every lane walks the union of the groups' members in the same order.
-  for (unsigned rest = holders; rest;) {
-    const int src = __ffs(rest) - 1;
-    rest &= rest - 1;
-#pragma unroll
-    for (int a = 0; a < kMaxAggregates; ++a) {
-      if (a >= A.count) continue;
-      AggregateState other;
-      other.bits = __shfl_sync(0xffffffffu, st.s[a].bits, src);
-      other.high = __shfl_sync(0xffffffffu, st.s[a].high, src);
-      other.count = __shfl_sync(0xffffffffu, st.s[a].count, src);
-      if (holds && lane == leader && src != lane && (same >> src & 1u)) merge_state(A.slot[a], st.s[a], other);
-    }
-  }
-  return holds && lane == leader;
-}
-
-// The block-cooperative kernel (past the paper): each thread reduces its
-// chunk's runs in registers and stores every run that starts in its chunk
-// with one plain store (no identity to write first, no atomic); only a
-// chunk's head, the rows before its first start, is added atomically to a
-// group begun by an earlier chunk, merged per warp first. Launched with a
-// block size that is a multiple of 32 (the warp merge needs whole warps).
-template <class Keys>
-__global__ void __launch_bounds__(1024) block_cooperative(Keys keys, std::size_t n, int intent, DeviceAggregates A, KeySlots key_slots,
-                                  DeviceGroupKeys key_out, TileState ts) {
-  const TileStart t = start_tile(keys, n, intent, ts);
-  States run, head;
-  reset(A, run);
-  reset(A, head);
-  bool has_head = false;
-  const std::uint32_t head_group = t.first_group - 1;
-  std::uint32_t group = head_group;
-  bool started = false;  // the current run started in this chunk
-  for (std::size_t i = t.begin; i < t.end; ++i) {
-    if (keys.starts(i)) {
-      if (started) {
-        store_group(A, group, run);
-      } else if (i > t.begin) {
-        head = run;  // the rows before the first start
-        has_head = true;
-      }
-      reset(A, run);
-      ++group;
-      started = true;
-      write_keys(key_slots, key_out, group, i);
-    }
-    add(A, run, i);
-  }
-  if (t.begin < t.end) {
-    if (started) {
-      store_group(A, group, run);  // complete, or the first part of a run that goes on
-    } else {
-      head = run;  // the whole chunk continues a group
-      has_head = true;
-    }
-  }
-  __threadfence();
-  __syncthreads();
-  if (threadIdx.x == 0) {
-    atomicExch(ts.ready + t.tile, 1);
-    if (t.continues) wait_ready(ts.ready, t.head_tile);
-  }
-  __syncthreads();
-  if (warp_merge_parts(A, has_head, head_group, head)) atomic_merge(A, head_group, head);
 }
 
 }  // namespace gpuolap::groupby::gpu

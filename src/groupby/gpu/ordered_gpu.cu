@@ -8,6 +8,7 @@
 
 #include "gpu/runtime/cuda_check.cuh"
 #include "gpuolap/error.hpp"
+#include "groupby/gpu/block_cooperative.cuh"
 #include "groupby/gpu/one_pass_kernels.cuh"
 #include "groupby/gpu/ordered_runner.cuh"
 
@@ -183,7 +184,11 @@ void OrderedRunner::run_one_pass(const OrderedInput& input, const OrderedPlan& p
   with_keys(key_slots, [&](auto keys) {
     if (plan.architecture == Architecture::BlockCooperative) {
       clock.start("block-cooperative");
-      block_cooperative<<<grid, local, 0, s>>>(keys, n, intent, A, key_slots, key_out, ts);
+      // Instantiated for 1, 2, 4 and 8 aggregates: registers for what is used.
+      if (A.count == 1) block_cooperative<1><<<grid, local, 0, s>>>(keys, n, intent, A, key_slots, key_out, ts);
+      else if (A.count == 2) block_cooperative<2><<<grid, local, 0, s>>>(keys, n, intent, A, key_slots, key_out, ts);
+      else if (A.count <= 4) block_cooperative<4><<<grid, local, 0, s>>>(keys, n, intent, A, key_slots, key_out, ts);
+      else block_cooperative<8><<<grid, local, 0, s>>>(keys, n, intent, A, key_slots, key_out, ts);
       GPUOLAP_CHECK_LAUNCH("block_cooperative");
       clock.stop();
       return;

@@ -45,21 +45,25 @@ struct DeviceGroupKeys {
   std::uint8_t* nulls[kMaxKeys] = {};
 };
 
-// Thread-private states of every aggregate, indexed only by unrolled loops
-// so that they stay in registers.
+// Thread-private states of up to N aggregates, indexed only by unrolled
+// loops so that they stay in registers (kernels instantiated for a smaller
+// N hold fewer registers).
+template <int N = kMaxAggregates>
 struct States {
-  AggregateState s[kMaxAggregates];
+  AggregateState s[N];
 };
 
-__device__ __forceinline__ void reset(const DeviceAggregates& A, States& st) {
+template <int N>
+__device__ __forceinline__ void reset(const DeviceAggregates& A, States<N>& st) {
 #pragma unroll
-  for (int a = 0; a < kMaxAggregates; ++a)
+  for (int a = 0; a < N; ++a)
     if (a < A.count) st.s[a] = identity_state(A.slot[a]);
 }
 
-__device__ __forceinline__ void add(const DeviceAggregates& A, States& st, std::size_t row) {
+template <int N>
+__device__ __forceinline__ void add(const DeviceAggregates& A, States<N>& st, std::size_t row) {
 #pragma unroll
-  for (int a = 0; a < kMaxAggregates; ++a)
+  for (int a = 0; a < N; ++a)
     if (a < A.count) add_row(A.slot[a], st.s[a], row);
 }
 
@@ -76,9 +80,10 @@ __device__ __forceinline__ void init_group(const DeviceAggregates& A, std::uint3
 }
 
 // Stores a state as group g's value (the group's first or only writer).
-__device__ __forceinline__ void store_group(const DeviceAggregates& A, std::uint32_t g, const States& st) {
+template <int N>
+__device__ __forceinline__ void store_group(const DeviceAggregates& A, std::uint32_t g, const States<N>& st) {
 #pragma unroll
-  for (int a = 0; a < kMaxAggregates; ++a)
+  for (int a = 0; a < N; ++a)
     if (a < A.count) {
       A.bits[a][g] = st.s[a].bits;
       if (A.high[a]) A.high[a][g] = st.s[a].high;
@@ -87,10 +92,11 @@ __device__ __forceinline__ void store_group(const DeviceAggregates& A, std::uint
 }
 
 // Adds a state into group g's slots atomically.
-__device__ __forceinline__ void atomic_merge(const DeviceAggregates& A, std::uint32_t g, const States& st) {
+template <int N>
+__device__ __forceinline__ void atomic_merge(const DeviceAggregates& A, std::uint32_t g, const States<N>& st) {
   using ull = unsigned long long;
 #pragma unroll
-  for (int a = 0; a < kMaxAggregates; ++a) {
+  for (int a = 0; a < N; ++a) {
     if (a >= A.count) continue;
     const AggregateSlot& slot = A.slot[a];
     const AggregateState& s = st.s[a];
@@ -282,7 +288,7 @@ template <Variant V, class StartsAt>
 __device__ __forceinline__ void aggregate_rows(const DeviceAggregates& A, const KeySlots& keys,
                                                const DeviceGroupKeys& key_out, std::size_t begin, std::size_t end,
                                                std::uint32_t first_id, StartsAt starts) {
-  States st;
+  States<> st;
   std::uint32_t g = first_id;
   if constexpr (V == Variant::DirectAtomics || V == Variant::ChunkedAtomics) {
     for (std::size_t i = begin; i < end; ++i) {
@@ -310,7 +316,7 @@ __device__ __forceinline__ void aggregate_rows(const DeviceAggregates& A, const 
   } else {  // PrivateArray
     if (begin >= end) return;
     std::uint32_t group[kPrivateArrayRuns];
-    States runs[kPrivateArrayRuns];
+    States<> runs[kPrivateArrayRuns];
     group[0] = g;
     reset(A, runs[0]);
     int used = 1;  // runs held: runs[0..used), the last one open

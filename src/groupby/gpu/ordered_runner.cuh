@@ -38,6 +38,9 @@ class OrderedRunner {
                     const DeviceGroupKeys& key_out, gpuolap::gpu::StageClock& clock);
   void run_cub(const OrderedInput& input, const OrderedPlan& plan, const DeviceAggregates& A,
                const DeviceGroupKeys& key_out, gpuolap::gpu::StageClock& clock);
+  template <class Count>
+  void run_cub_with(const OrderedInput& input, const OrderedPlan& plan, const DeviceAggregates& A,
+                    const DeviceGroupKeys& key_out, gpuolap::gpu::StageClock& clock, Count n);
   OrderedResult download(const OrderedInput& input, const DeviceAggregates& A, const DeviceGroupKeys& key_out,
                          gpuolap::gpu::StageClock& clock, bool groups_too);
 
