@@ -374,4 +374,47 @@ TEST_F(Cli, SqlAnswersFromALoadedDatabaseAndRefusesBadQueries) {
   expect_input_error("sql --db " + path("nowhere") + " \"SELECT 1\"", {"nowhere"});
 }
 
+
+// gpuolap groupby-ordered over a table loaded sorted: the CPU engines give
+// the GROUP BY that gpuolap sql gives, strings and dates as themselves; an
+// unsorted table, a bad aggregate or GPU knobs without a GPU exit 2.
+TEST_F(Cli, GroupbyOrderedAnswersAsSqlDoesAndRefusesBadInput) {
+  const std::string csv = file("t.csv",
+                               "k,name,day,x\n2,b,2024-01-02,1.5\n1,a,2024-01-01,2\n2,c,2024-01-03,\n"
+                               "3,\"q,r\",2024-01-04,4\n1,z,2024-02-01,-1\n");
+  ASSERT_EQ(run("table load --db " + path("db") + " --name t --sort-by k --csv " + csv).status, 0);
+  ASSERT_EQ(run("table load --db " + path("db") + " --name u --csv " + csv).status, 0);
+  const std::string db = " --db " + path("db") + " ";
+  const std::string want = "k,sum(x),count(*),min(name),max(day),avg(x),count(x)\n"
+                           "1,1,2,a,2024-02-01,0.5,2\n2,1.5,2,b,2024-01-03,1.5,1\n3,4,1,\"q,r\",2024-01-04,4,1\n";
+  for (const char* engine : {"cpu-serial", "cpu-parallel"}) {
+    const Outcome r = run("groupby-ordered" + db + "--table t --by k --engine " + engine +
+                          " --agg 'sum(x),count(*),min(name),max(day),avg(x),count(x)'");
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, want) << engine;
+  }
+  const Outcome sql = run("sql" + db +
+                          "\"SELECT k, sum(x), count(*), min(name), max(day), avg(x), count(x) FROM t GROUP BY k ORDER BY k\"");
+  EXPECT_EQ(sql.out.substr(sql.out.find('\n')), want.substr(want.find('\n')));
+  const Outcome two = run("groupby-ordered" + db + "--table t --by k,name --engine cpu-serial --agg 'count(*)' --timing");
+  EXPECT_EQ(two.status, 0) << two.err;
+  EXPECT_NE(two.err.find("5 rows, 5 groups, engine cpu-serial"), std::string::npos) << two.err;
+
+  expect_input_error("groupby-ordered" + db + "--table u --by k --agg 'count(*)' --engine cpu-serial",
+                     {"not sorted on (k)", "--sort-by k"});
+  expect_input_error("groupby-ordered" + db + "--table t --by k --agg 'median(x)' --engine cpu-serial",
+                     {"unknown function 'median'"});
+  expect_input_error("groupby-ordered" + db + "--table t --by k --agg 'sum(day)' --engine cpu-serial",
+                     {"sum(day) of a date column is undefined"});
+  expect_input_error("groupby-ordered" + db + "--table t --by nope --agg 'count(*)'", {"has no column 'nope'"});
+  expect_input_error("groupby-ordered" + db + "--table t --by k --agg 'count(*)' --engine cpu-parallel --arch 2-kernel",
+                     {"choose the gpu engine's kernels"});
+  if (!machine_has_gpu())
+    expect_input_error("groupby-ordered" + db + "--table t --by k --agg 'count(*)' --arch 2-kernel",
+                       {"needs an NVIDIA GPU"});
+  else
+    expect_input_error("groupby-ordered" + db + "--table t --by k --agg 'count(*)' --arch 4-kernel",
+                       {"unknown architecture '4-kernel'"});
+}
+
 }  // namespace
