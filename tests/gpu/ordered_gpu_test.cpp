@@ -58,7 +58,7 @@ TEST_F(OrderedGpu, PaperArchitecturesAndVariantsEqualCpuSerial) {
 }
 
 TEST_F(OrderedGpu, BlockCooperativeEqualsCpuSerial) {
-  for (const Knobs k : {Knobs{32, 4}, Knobs{64, 12}, Knobs{96, 20}, Knobs{128, 8}, Knobs{256, 16}, Knobs{1024, 32}, Knobs{32, 32}}) {
+  for (const Knobs k : {Knobs{32, 4}, Knobs{64, 12}, Knobs{96, 20}, Knobs{128, 8}, Knobs{256, 16}, Knobs{512, 32}, Knobs{32, 32}}) {
     check_plan_on_cases({Architecture::BlockCooperative, Variant::PrivateVariable, k.local_size, k.intent, ""}, true);
     if (HasFatalFailure()) return;
   }

@@ -71,8 +71,13 @@ __device__ __forceinline__ States<N> merged(const DeviceAggregates& A, States<N>
 constexpr int kRowsPerLane = 4;  // rows a lane takes per step
 
 // N: the aggregates held (at least A.count).
+// At most 512 threads a block, two blocks a multiprocessor: 64 registers a
+// thread. It spills (ncu, 2^24 unique rows: 3.3 M local-memory requests, L2
+// at 75 %), yet 128 registers (one block) measured slower on runs (2^28,
+// runs of 16: 4.4 -> 5.5 ms; unique: 5.6 -> 5.1 ms): the scan's dependent
+// shuffles need the warps that the registers would take.
 template <int N, class Keys>
-__global__ void __launch_bounds__(1024) block_cooperative(Keys keys, std::size_t n, int intent, DeviceAggregates A,
+__global__ void __launch_bounds__(512, 2) block_cooperative(Keys keys, std::size_t n, int intent, DeviceAggregates A,
                                                           KeySlots key_slots, DeviceGroupKeys key_out, TileState ts) {
   __shared__ unsigned s_tile;
   __shared__ std::uint32_t s_before;
@@ -156,7 +161,7 @@ __global__ void __launch_bounds__(1024) block_cooperative(Keys keys, std::size_t
         started = true;
         ++id;
         reset(A, tail);
-        write_keys(key_slots, key_out, id, row);
+        write_group_keys(keys, key_slots, key_out, id, row);
       }
       if (started) add(A, tail, row);
       else {

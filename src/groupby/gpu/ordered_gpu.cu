@@ -8,9 +8,9 @@
 
 #include "gpu/runtime/cuda_check.cuh"
 #include "gpuolap/error.hpp"
+#include "groupby/gpu/ordered_runner.cuh"
 #include "groupby/gpu/block_cooperative.cuh"
 #include "groupby/gpu/one_pass_kernels.cuh"
-#include "groupby/gpu/ordered_runner.cuh"
 
 namespace gpuolap::groupby {
 namespace gpu {

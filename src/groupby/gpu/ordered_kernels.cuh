@@ -139,6 +139,26 @@ __device__ __forceinline__ void write_keys(const KeySlots& keys, const DeviceGro
   }
 }
 
+// A single integer key without NULLs: the common case, compared without the
+// general tuple loop.
+template <class T>
+struct OneKey {
+  const T* values;
+  __device__ __forceinline__ bool starts(std::size_t i) const { return i == 0 || values[i] != values[i - 1]; }
+};
+
+// Group g's keys from row `row`: a single key straight, a tuple by the
+// general loop over its columns.
+template <class T>
+__device__ __forceinline__ void write_group_keys(const OneKey<T>& key, const KeySlots&, const DeviceGroupKeys& out,
+                                                 std::uint32_t g, std::size_t row) {
+  static_cast<T*>(out.values[0])[g] = key.values[row];
+}
+__device__ __forceinline__ void write_group_keys(const KeySlots&, const KeySlots& keys, const DeviceGroupKeys& out,
+                                                 std::uint32_t g, std::size_t row) {
+  write_keys(keys, out, g, row);
+}
+
 // ---- Block scan for any block size (the paper's local size 1..1024) ----
 
 // The exclusive prefix of `value` over the block's threads, and the block's

@@ -60,14 +60,6 @@ class OrderedRunner {
   std::array<DeviceBuffer<std::uint8_t>, kMaxKeys> key_values_, key_nulls_;
 };
 
-// A single integer key without NULLs: the common case, compared without the
-// general tuple loop.
-template <class T>
-struct OneKey {
-  const T* values;
-  __device__ __forceinline__ bool starts(std::size_t i) const { return i == 0 || values[i] != values[i - 1]; }
-};
-
 // Calls f with the fastest key comparer that `keys` allows.
 template <class F>
 void with_keys(const KeySlots& keys, F&& f) {
