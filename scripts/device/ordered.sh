@@ -7,6 +7,9 @@
 #   ordered.sh bench [ARGS...]
 #                       gpuolap_ordered_bench ARGS (default: every figure)
 #                       into $OUT/ordered-bench.csv
+#   ordered.sh peers    the command built; DuckDB (the carried .whl) and
+#                       PyTorch where installed, beside groupby-ordered
+#                       (bench/groupby/peers.py) into $OUT/peers.md
 #   ordered.sh figures  only the benchmark built; the paper's figures at
 #                       2^15..2^28 rows ($OUT/paper.csv), then the contenders
 #                       at 2^20..2^30 and on lineitem SF 10 ($OUT/best.csv),
@@ -29,6 +32,7 @@ cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUOLAP_CUDA=ON -D
   -DCMAKE_PREFIX_PATH="$root/usr" > "$out/build.log" 2>&1
 targets=(gpuolap gpuolap_groupby_gpu_tests gpuolap_ordered_bench)
 [ "$mode" = figures ] && targets=(gpuolap_ordered_bench)
+[ "$mode" = peers ] && targets=(gpuolap)
 [ "$mode" = all-gpu ] && targets+=(gpuolap_gpu_tests gpuolap_gpu_primitives_tests)
 if ! cmake --build build-gpu --parallel "$(nproc)" --target "${targets[@]}" >> "$out/build.log" 2>&1; then
   grep -E "error|Error" "$out/build.log" | head -30
@@ -57,6 +61,15 @@ case "$mode" in
     ctest --test-dir build-gpu -L gpu --output-on-failure --timeout 900 > "$out/ctest-gpu.log" 2>&1
     echo "gpu tests: exit $? in $SECONDS s"
     grep -E "tests passed|\(Failed\)|\(Timeout\)" "$out/ctest-gpu.log" | head -20
+    ;;
+  peers)
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+    SECONDS=0
+    PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 timeout 330 python3 bench/groupby/peers.py --gpuolap build-gpu/src/gpuolap \
+      "$@" > "$out/peers.md" 2> "$out/peers.err"
+    echo "peers: exit $? in $SECONDS s"
+    cat "$out/peers.md"
+    tail -3 "$out/peers.err"
     ;;
   figures)
     SECONDS=0
