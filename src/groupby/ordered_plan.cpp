@@ -75,6 +75,16 @@ void check_plan(const OrderedInput& input, const OrderedPlan& plan) {
     throw InputError(fmt::format("block-cooperative takes an intent of 4, 8, ..., 32 (rows per thread, 4 at a time), "
                                  "not {}", plan.intent));
   const bool cub = plan.architecture == Architecture::CubReduceByKey || plan.architecture == Architecture::CubRunLength;
+  // CUDA launches at most 2^31 - 1 blocks; the paper's kernels launch one
+  // thread per row (map, direct atomics) or per chunk, the one-pass kernels
+  // one block per tile of local size x intent rows.
+  constexpr std::size_t kMostBlocks = (std::size_t{1} << 31) - 1;
+  const std::size_t per_block = plan.architecture == Architecture::OneKernel || plan.architecture == Architecture::BlockCooperative
+                                    ? static_cast<std::size_t>(plan.local_size) * plan.intent
+                                    : static_cast<std::size_t>(plan.local_size);
+  if (!cub && (input.rows + per_block - 1) / per_block > kMostBlocks)
+    throw InputError(fmt::format("{} rows at local size {} would launch more than 2^31 - 1 blocks: take a larger "
+                                 "local size", input.rows, plan.local_size));
   if (!cub) return;
   const auto name = architecture_name(plan.architecture);
   if (input.keys.size() != 1 || input.keys[0].nulls || input.keys[0].type == ValueType::Double)

@@ -124,6 +124,12 @@ TEST(OrderedAggregation, PlanKnobsAreChecked) {
   EXPECT_NO_THROW(choose_ordered_plan(c.input, o));
   o.architecture = Architecture::CubRunLength;  // COUNT(*) only
   EXPECT_THROW(choose_ordered_plan(c.input, o), InputError);
+  // 2^31 rows at one thread a block would launch too many blocks (the
+  // check reads only the row count: no column is touched).
+  OrderedInput huge = c.input;
+  huge.rows = std::size_t{1} << 31;
+  EXPECT_THROW(check_plan(huge, {Architecture::FiveKernel, Variant::DirectAtomics, 1, 8, ""}), InputError);
+  EXPECT_NO_THROW(check_plan(huge, {Architecture::FiveKernel, Variant::DirectAtomics, 2, 8, ""}));
   EXPECT_EQ(parse_architecture("2-kernel"), Architecture::TwoKernel);
   EXPECT_EQ(parse_variant("private-variable"), Variant::PrivateVariable);
   EXPECT_THROW(parse_architecture("4-kernel"), InputError);

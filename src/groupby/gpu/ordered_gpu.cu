@@ -304,7 +304,16 @@ OrderedResult aggregate_gpu(const OrderedInput& input, const OrderedPlan& plan, 
   if (device < 0) GPUOLAP_CUDA_CHECK(cudaGetDevice(&device));
   auto& runner = runners[device];
   if (!runner) runner = std::make_unique<gpu::OrderedRunner>(device);
-  return runner->run(input, plan, options);
+  try {
+    return runner->run(input, plan, options);
+  } catch (const GpuOutOfMemory& e) {
+    // Its buffers hold one slot per row for every aggregate: what does not
+    // fit is said as such, and the runner gives back what it held.
+    runner.reset();
+    throw InputError(std::to_string(input.rows) + " rows with " + std::to_string(input.aggregates.size()) +
+                     " aggregate(s) do not fit in GPU " + std::to_string(device) + "'s memory (" + e.what() +
+                     "); --engine cpu-parallel runs in host memory");
+  }
 }
 
 }  // namespace gpuolap::groupby
