@@ -25,6 +25,21 @@ def load(path):
         return list(csv.DictReader(f))
 
 
+def throughput_panel(ax, points, title, xlabel):
+    """One panel: a line of G rows/s over a log2 x axis per series; points are (series, x, rows/s)."""
+    series = defaultdict(list)
+    for name, x, y in points:
+        series[name].append((x, y))
+    for name, xy in sorted(series.items()):
+        xy.sort()
+        ax.plot([x for x, _ in xy], [y / 1e9 for _, y in xy], marker="o", ms=3, label=name)
+    ax.set_xscale("log", base=2)
+    ax.set_title(title)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel("G rows/s")
+    ax.grid(alpha=0.3)
+
+
 def fig_architectures(rows, out):
     pts = [r for r in rows if r["figure"] == "arch"]
     if not pts:
@@ -34,19 +49,9 @@ def fig_architectures(rows, out):
     fig, axes = plt.subplots(len(datas), len(sizes), figsize=(4 * len(sizes), 3.4 * len(datas)), squeeze=False)
     for i, d in enumerate(datas):
         for j, s in enumerate(sizes):
-            ax = axes[i][j]
-            series = defaultdict(list)
-            for r in pts:
-                if r["data"] == d and int(r["log2_rows"]) == s:
-                    series[r["architecture"]].append((int(r["local_size"]), float(r["rows_per_s"])))
-            for arch, xy in sorted(series.items()):
-                xy.sort()
-                ax.plot([x for x, _ in xy], [y / 1e9 for _, y in xy], marker="o", ms=3, label=arch)
-            ax.set_xscale("log", base=2)
-            ax.set_title(f"{d}, 2^{s} rows")
-            ax.set_xlabel("local size (threads per block)")
-            ax.set_ylabel("G rows/s")
-            ax.grid(alpha=0.3)
+            points = [(r["architecture"], int(r["local_size"]), float(r["rows_per_s"]))
+                      for r in pts if r["data"] == d and int(r["log2_rows"]) == s]
+            throughput_panel(axes[i][j], points, f"{d}, 2^{s} rows", "local size (threads per block)")
     axes[0][0].legend(fontsize=7)
     fig.suptitle("Figs. 10-11 re-measured: architectures x local size (direct atomics, intent 128)")
     fig.tight_layout()
@@ -61,19 +66,8 @@ def fig_intent(rows, out):
     sizes = sorted({int(r["log2_rows"]) for r in pts})
     fig, axes = plt.subplots(1, len(sizes), figsize=(4 * len(sizes), 3.4), squeeze=False)
     for j, s in enumerate(sizes):
-        ax = axes[0][j]
-        series = defaultdict(list)
-        for r in pts:
-            if int(r["log2_rows"]) == s:
-                series[r["data"]].append((int(r["intent"]), float(r["rows_per_s"])))
-        for d, xy in sorted(series.items()):
-            xy.sort()
-            ax.plot([x for x, _ in xy], [y / 1e9 for _, y in xy], marker="o", ms=3, label=d)
-        ax.set_xscale("log", base=2)
-        ax.set_title(f"2^{s} rows")
-        ax.set_xlabel("intent (rows per thread)")
-        ax.set_ylabel("G rows/s")
-        ax.grid(alpha=0.3)
+        points = [(r["data"], int(r["intent"]), float(r["rows_per_s"])) for r in pts if int(r["log2_rows"]) == s]
+        throughput_panel(axes[0][j], points, f"2^{s} rows", "intent (rows per thread)")
     axes[0][0].legend(fontsize=7)
     fig.suptitle("Fig. 12 re-measured: 2-kernel, chunked atomics, local size 8, intent 2^0..2^12")
     fig.tight_layout()
