@@ -5,12 +5,14 @@
 #include <fmt/format.h>
 
 #include <chrono>
+#include <cmath>
 #include <iostream>
 #include <sstream>
 
 #include "commands.hpp"
 #include "gpuolap/error.hpp"
 #include "groupby/ordered_aggregation.hpp"
+#include "sql/result_format.hpp"
 #include "table/database.hpp"
 #include "table/date.hpp"
 
@@ -60,11 +62,16 @@ std::string csv_quoted(const std::string& s) {
 
 // One value of a result column as CSV writes it, read through the table
 // column it came from (dates as dates, string codes as their strings).
+// As `gpuolap sql` writes CSV: NULL an empty field, an empty string "",
+// doubles with 17 significant digits, NaN and Infinity by name.
 std::string field(const groupby::ResultColumn& r, std::size_t g, const table::Column* source) {
   if (r.is_null(g)) return "";
-  if (r.type == ValueType::Double) return fmt::format("{}", r.doubles[g]);
+  if (r.type == ValueType::Double) return sql::double_text(r.doubles[g]);
   if (source && source->type == table::ColumnType::Date) return table::format_date(static_cast<std::int32_t>(r.ints[g]));
-  if (source && source->type == table::ColumnType::String) return csv_quoted(source->dictionary.at(r.ints[g]));
+  if (source && source->type == table::ColumnType::String) {
+    const std::string& text = source->dictionary.at(r.ints[g]);
+    return text.empty() ? "\"\"" : csv_quoted(text);
+  }
   return fmt::format("{}", r.ints[g]);
 }
 
@@ -75,8 +82,11 @@ bool same_results(const OrderedResult& a, const OrderedResult& b) {
     for (std::size_t i = 0; i < x.doubles.size(); ++i) {
       const double p = x.doubles[i], q = y.doubles[i];
       if ((p != p) != (q != q)) return false;
-      // Double sums may differ in the last bits between orders of addition.
-      if (p == p && p != q && std::abs(p - q) > 1e-9 * std::max(std::abs(p), std::abs(q))) return false;
+      if (p != p || p == q) continue;
+      // Double sums may differ in the last bits between orders of addition;
+      // an infinity differs from anything but itself.
+      if (!std::isfinite(p) || !std::isfinite(q) || std::abs(p - q) > 1e-9 * std::max(std::abs(p), std::abs(q)))
+        return false;
     }
     return true;
   };

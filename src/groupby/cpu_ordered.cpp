@@ -141,6 +141,10 @@ OrderedResult aggregate_parallel(const OrderedInput& input) {
   tbb::parallel_for(std::size_t{1}, parts, [&](std::size_t i) {
     cuts[i] = next_group_start(keys, i * input.rows / parts, input.rows);
   });
+  // Every cut is a run border; on rows that are not sorted a gallop may jump
+  // past later borders, so the cuts are kept in order: the ranges stay
+  // disjoint and the runs come out as cpu-serial's.
+  for (std::size_t i = 1; i < parts; ++i) cuts[i] = std::max(cuts[i], cuts[i - 1]);
   // Two passes: count each range's groups, then aggregate each range into
   // its place in arrays allocated once.
   std::vector<std::size_t> first(parts + 1, 0);

@@ -167,8 +167,10 @@ OrderedPlan choose_ordered_plan(const OrderedInput& input, const OrderedGpuOptio
 // pairs of rows (a key change seen in k of s pairs: s / k).
 double estimate_run_length(const OrderedInput& input, std::size_t samples = 4096);
 
-// Checks a plan's knobs: local size 1..1024, intent 1..4096, a variant only
-// where the architecture takes one, the CUB baselines' limits.
+// Checks a plan's knobs: local size 1..1024, intent 1..4096, the
+// block-cooperative kernel's and the CUB baselines' limits, the launchable
+// grid. (A plan's variant is read only by the architectures that take one;
+// choose_ordered_plan refuses a variant asked of the others.)
 void check_plan(const OrderedInput& input, const OrderedPlan& plan);
 
 // Whether this build has the GPU form (built with CUDA) and a GPU is present.

@@ -105,6 +105,9 @@ void check_input(const OrderedInput& input) {
   if (input.aggregates.empty()) throw InputError("ordered aggregation needs at least one aggregate");
   if (input.aggregates.size() > kMaxAggregates)
     throw InputError(fmt::format("ordered aggregation takes at most {} aggregates, not {}", kMaxAggregates, input.aggregates.size()));
+  if (input.values.size() > kMaxAggregates)
+    throw InputError(fmt::format("ordered aggregation takes at most {} value columns, not {}", kMaxAggregates,
+                                 input.values.size()));
   for (const ColumnView& k : input.keys)
     if (input.rows && !k.values) throw InputError(fmt::format("grouping key '{}' has no values", k.name));
   for (std::size_t i = 0; i < input.aggregates.size(); ++i) {

@@ -35,7 +35,8 @@ OrderedPlan choose_ordered_plan(const OrderedInput& input, const OrderedGpuOptio
     // ahead of this operator's own kernels from 2^24 rows up; where it does
     // not apply (several or nullable keys, NULL values, integer sums), the
     // block-cooperative kernel at 256 threads x 32 rows was the fastest of
-    // the rest (1.4-2.4x ahead of the 1-kernel with a private variable).
+    // the rest (1.2-2.4x ahead of the 1-kernel with a private variable on
+    // synthetic runs, 20x on lineitem's columns of 2 and 3 groups).
     OrderedPlan cub = plan;
     cub.local_size = 256;
     cub.intent = 8;
@@ -48,10 +49,18 @@ OrderedPlan choose_ordered_plan(const OrderedInput& input, const OrderedGpuOptio
         cub_applies = false;
       }
     }
-    plan.architecture = cub_applies ? Architecture::CubReduceByKey : Architecture::BlockCooperative;
+    // Knobs the block-cooperative kernel cannot take (a variant, an intent
+    // past 32 or not a multiple of 4, a local size past 512 or not whole
+    // warps) send the choice to the 1-kernel, which takes every knob.
+    const bool knobs_fit = !options.variant && (!options.intent || (*options.intent <= 32 && *options.intent % 4 == 0)) &&
+                           (!options.local_size || (*options.local_size <= 512 && *options.local_size % 32 == 0));
+    plan.architecture = cub_applies ? Architecture::CubReduceByKey
+                        : knobs_fit ? Architecture::BlockCooperative
+                                    : Architecture::OneKernel;
     plan.why += cub_applies ? ": cub-reduce-by-key, the fastest measured"
-                            : ": block-cooperative, the fastest measured of the rest (cub-reduce-by-key takes one "
-                              "integer key without NULLs, value columns without NULLs and no integer sums)";
+                : knobs_fit ? ": block-cooperative, the fastest measured of the rest (cub-reduce-by-key takes one "
+                              "integer key without NULLs, value columns without NULLs and no integer sums)"
+                            : ": 1-kernel, which takes the knobs given (block-cooperative does not)";
   }
   const bool cooperative = plan.architecture == Architecture::BlockCooperative;
   plan.local_size = options.local_size.value_or(256);

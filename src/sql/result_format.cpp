@@ -18,17 +18,18 @@ ResultFormat parse_result_format(std::string_view name) {
   throw InputError("unknown result format '" + std::string(name) + "': expected csv, json or table");
 }
 
+std::string double_text(double d) {
+  if (std::isnan(d)) return "NaN";
+  if (std::isinf(d)) return d > 0 ? "Infinity" : "-Infinity";
+  return fmt::format("{:.17g}", d);
+}
+
 std::string value_text(const ValueVector& c, std::size_t row) {
   if (c.type == SqlType::Null || c.is_null(row)) return "";
   switch (c.type) {
     case SqlType::Bool: return c.ints[row] ? "t" : "f";
     case SqlType::Int64: return std::to_string(c.ints[row]);
-    case SqlType::Double: {
-      double d = c.doubles[row];
-      if (std::isnan(d)) return "NaN";
-      if (std::isinf(d)) return d > 0 ? "Infinity" : "-Infinity";
-      return fmt::format("{:.17g}", d);
-    }
+    case SqlType::Double: return double_text(c.doubles[row]);
     case SqlType::Date: return format_date(c.ints[row]);
     case SqlType::Interval: return std::to_string(c.ints[row]) + " days";
     case SqlType::String: return c.strings[row];

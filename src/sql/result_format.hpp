@@ -21,6 +21,9 @@ ResultFormat parse_result_format(std::string_view name);
 // Table: columns aligned, a rule under the header, "(N rows)" after.
 std::string format_result(const QueryResult& result, ResultFormat format);
 
+// A double as CSV writes it: 17 significant digits, NaN, Infinity, -Infinity.
+std::string double_text(double d);
+
 // One value as CSV writes it, unquoted ("" for NULL).
 std::string value_text(const ValueVector& column, std::size_t row);
 

@@ -1,5 +1,6 @@
 // Sorting a table's rows by some of its columns: a stable sort of row
 // numbers, then every column gathered through them.
+#include <cmath>
 #include <fmt/format.h>
 #include <tbb/parallel_for.h>
 #include <tbb/parallel_sort.h>
@@ -31,7 +32,13 @@ int compare(const Column& c, std::size_t a, std::size_t b) {
   if (na || nb) return int(nb) - int(na);
   switch (c.type) {
     case ColumnType::Int64: return (c.int64s[a] > c.int64s[b]) - (c.int64s[a] < c.int64s[b]);
-    case ColumnType::Double: return (c.doubles[a] > c.doubles[b]) - (c.doubles[a] < c.doubles[b]);
+    case ColumnType::Double: {
+      // NaN after every number and equal to NaN, as PostgreSQL orders it:
+      // a strict weak order for the sort, and NaNs together for GROUP BY.
+      const double x = c.doubles[a], y = c.doubles[b];
+      if (std::isnan(x) || std::isnan(y)) return int(std::isnan(x)) - int(std::isnan(y));
+      return (x > y) - (x < y);
+    }
     case ColumnType::Date:
     case ColumnType::String: return (c.int32s[a] > c.int32s[b]) - (c.int32s[a] < c.int32s[b]);
   }

@@ -142,5 +142,22 @@ TEST(OrderedAggregation, EstimatesRunLength) {
   EXPECT_LT(run, 21);
 }
 
+
+// Rows not sorted are grouped by runs; cpu-parallel's galloping border search
+// may jump past a later run, and its cuts stay in order all the same.
+TEST(OrderedAggregation, ParallelGroupsUnsortedRowsByRunsAsSerialDoes) {
+  std::vector<std::int32_t> keys(3 << 16, 7);
+  keys[2 << 16] = 8;  // one run of 8 inside the 7s: runs 7, 8, 7
+  std::vector<double> v(keys.size(), 1.0);
+  OrderedInput in;
+  in.rows = keys.size();
+  in.keys = {{ValueType::Int32, keys.data(), nullptr, "k"}};
+  in.values = {{ValueType::Double, v.data(), nullptr, "v"}};
+  in.aggregates = {{AggregateKind::Sum, 0}, {AggregateKind::CountStar, -1}};
+  const OrderedResult want = aggregate_serial(in);
+  ASSERT_EQ(want.groups, 3u);
+  test::expect_same_result(in, want, aggregate_parallel(in), "unsorted");
+}
+
 }  // namespace
 }  // namespace gpuolap::groupby

@@ -5,7 +5,9 @@
 #include <sys/resource.h>
 
 #include <csignal>
+#include <cmath>
 #include <fstream>
+#include <limits>
 
 #include "support/input_error.hpp"
 #include "support/test_path.hpp"
@@ -232,6 +234,27 @@ TEST(SortTable, SortsStablyWithNullsFirstAndRecordsTheOrder) {
   EXPECT_TRUE(is_sorted_by(t, {"s", "plain"}));
   EXPECT_FALSE(is_sorted_by(t, {"plain"}));
   EXPECT_NE(error_of([&] { sort_table(t, {"nope"}); }).find("no column 'nope'"), std::string::npos);
+}
+
+
+// NaN sorts after every number and with the other NaNs (PostgreSQL's order),
+// so a table sorted on a double column holds each value, NaN too, in one run.
+TEST(SortTable, NaNSortsLastAndTogether) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Table t;
+  t.name = "d";
+  Column c;
+  c.name = "x";
+  c.type = ColumnType::Double;
+  c.doubles = {1.0, nan, -2.0, nan, 1.0};
+  t.columns.push_back(c);
+  EXPECT_FALSE(is_sorted_by(t, {"x"}));  // [1, NaN, 1] is not sorted
+  sort_table(t, {"x"});
+  EXPECT_EQ(t.columns[0].doubles[0], -2.0);
+  EXPECT_EQ(t.columns[0].doubles[1], 1.0);
+  EXPECT_EQ(t.columns[0].doubles[2], 1.0);
+  EXPECT_TRUE(std::isnan(t.columns[0].doubles[3]) && std::isnan(t.columns[0].doubles[4]));
+  EXPECT_TRUE(is_sorted_by(t, {"x"}));
 }
 
 }  // namespace

@@ -41,6 +41,7 @@ __device__ __forceinline__ std::uint32_t look_back(const TileState& ts, unsigned
     const std::uint64_t word = read_tile(ts, p);
     if (tile_status(word) == kTilePrefix) {
       before += tile_inclusive(word);
+      __threadfence();  // last_start was written before the word that says PREFIX
       if (head < 0) head = *(volatile int*)(ts.last_start + p);
       break;
     }
