@@ -66,7 +66,11 @@ inline OrderedCase make_case(const CaseShape& shape, std::uint64_t seed, int agg
       k32[row] = static_cast<std::int32_t>(g * 3 - 1000);
       k64[row] = (g / 2) * 1000000007LL;
       kd[row] = static_cast<double>(g / 4) - 50.25;
-      if (shape.keys == 3 && (g % 4) == 1) kd[row] = (g % 8 == 1) ? -0.0 : 0.0;  // -0.0 and 0.0 group together
+      // Inside one run, -0.0 and 0.0 alternate (they group together), and so
+      // do NaNs of both signs (NaN equals NaN for GROUP BY).
+      if (shape.keys == 3 && (g % 4) == 1) kd[row] = (i % 2) ? -0.0 : 0.0;
+      if (shape.keys == 3 && (g % 4) == 3)
+        kd[row] = (i % 2) ? -std::numeric_limits<double>::quiet_NaN() : std::numeric_limits<double>::quiet_NaN();
       knull[row] = null_group ? 1 : 0;
     }
   }
