@@ -15,17 +15,10 @@ mode="${1:-test}"
 shift || true
 nvidia-smi -L
 nvidia-smi topo -m > "$out/topology.txt" 2>&1
-# The carried .deps replaces the unpacked one at every call: unpack again.
-root="$PWD/.deps/root"
-mkdir -p "$root"
-for deb in .deps/debs/*.deb; do dpkg -x "$deb" "$root"; done
+scripts/device/unpack_deps.sh  # the programs load the libraries from there
 if [ ! -x build-gpu/src/gpuolap ] || [ "$mode" = test ]; then
   SECONDS=0
-  export PATH="/usr/local/cuda/bin:$PATH"
-  cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUOLAP_CUDA=ON -DCMAKE_PREFIX_PATH="$root/usr" \
-    > "$out/build.log" 2>&1
-  if ! cmake --build build-gpu --parallel "$(nproc)" --target gpuolap gpuolap_gpu_tests gpuolap_gpu_primitives_tests \
-      >> "$out/build.log" 2>&1; then
+  if ! scripts/device/build.sh gpuolap gpuolap_gpu_tests gpuolap_gpu_primitives_tests > "$out/build.log" 2>&1; then
     grep -E "error|Error" "$out/build.log" | head -30
     exit 1
   fi

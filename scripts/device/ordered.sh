@@ -22,19 +22,13 @@ mkdir -p "$out"
 mode="${1:-test}"
 shift || true
 nvidia-smi -L
-# The carried .deps replaces the unpacked one at every call: unpack again.
-root="$PWD/.deps/root"
-mkdir -p "$root"
-for deb in .deps/debs/*.deb; do dpkg -x "$deb" "$root"; done
 SECONDS=0
-export PATH="/usr/local/cuda/bin:$PATH"
-cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DGPUOLAP_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=90 \
-  -DCMAKE_PREFIX_PATH="$root/usr" > "$out/build.log" 2>&1
 targets=(gpuolap gpuolap_groupby_gpu_tests gpuolap_ordered_bench)
+[ "$mode" = all-gpu ] && targets+=(gpuolap_gpu_tests gpuolap_gpu_primitives_tests)
 [ "$mode" = figures ] && targets=(gpuolap_ordered_bench)
 [ "$mode" = peers ] && targets=(gpuolap)
-[ "$mode" = all-gpu ] && targets+=(gpuolap_gpu_tests gpuolap_gpu_primitives_tests)
-if ! cmake --build build-gpu --parallel "$(nproc)" --target "${targets[@]}" >> "$out/build.log" 2>&1; then
+# build.sh unpacks the carried .deps (replaced at every call) and builds.
+if ! scripts/device/build.sh "${targets[@]}" > "$out/build.log" 2>&1; then
   grep -E "error|Error" "$out/build.log" | head -30
   exit 1
 fi
