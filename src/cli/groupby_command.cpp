@@ -53,15 +53,6 @@ ColumnView view_of(const table::Column& c) {
   return v;
 }
 
-std::string csv_quoted(const std::string& s) {
-  if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
-  std::string q = "\"";
-  for (char ch : s) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-  return q + "\"";
-}
-
-// One value of a result column as CSV writes it, read through the table
-// column it came from (dates as dates, string codes as their strings).
 // As `gpuolap sql` writes CSV: NULL an empty field, an empty string "",
 // doubles with 17 significant digits, NaN and Infinity by name.
 std::string field(const groupby::ResultColumn& r, std::size_t g, const table::Column* source) {
@@ -70,7 +61,7 @@ std::string field(const groupby::ResultColumn& r, std::size_t g, const table::Co
   if (source && source->type == table::ColumnType::Date) return table::format_date(static_cast<std::int32_t>(r.ints[g]));
   if (source && source->type == table::ColumnType::String) {
     const std::string& text = source->dictionary.at(r.ints[g]);
-    return text.empty() ? "\"\"" : csv_quoted(text);
+    return sql::csv_field(text, text.empty());
   }
   return fmt::format("{}", r.ints[g]);
 }
@@ -132,7 +123,7 @@ int selfcheck(const OrderedInput& input, const groupby::OrderedGpuOptions& optio
       }
       std::cout << fmt::format("{},{},{},{},{},{:.3f}\n", groupby::architecture_name(arch),
                                variants ? groupby::variant_name(v) : "-", plan.local_size, plan.intent,
-                               csv_quoted(verdict), ms);
+                               sql::csv_field(verdict), ms);
     }
   }
   std::cerr << (failures ? fmt::format("groupby-ordered selfcheck: {} setting(s) differ from cpu-serial\n", failures)
@@ -216,8 +207,8 @@ int run_groupby_ordered(const GroupbyOrderedOptions& o) {
                       std::max(1, o.repeat);
 
   std::string out;
-  for (std::size_t k = 0; k < by.size(); ++k) out += (k ? "," : "") + csv_quoted(by[k]);
-  for (const auto& a : input.aggregates) out += "," + csv_quoted(groupby::aggregate_label(input, a));
+  for (std::size_t k = 0; k < by.size(); ++k) out += (k ? "," : "") + sql::csv_field(by[k]);
+  for (const auto& a : input.aggregates) out += "," + sql::csv_field(groupby::aggregate_label(input, a));
   out += '\n';
   for (std::size_t g = 0; g < result.groups; ++g) {
     for (std::size_t k = 0; k < result.keys.size(); ++k) out += (k ? "," : "") + field(result.keys[k], g, key_sources[k]);

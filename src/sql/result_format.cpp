@@ -38,8 +38,6 @@ std::string value_text(const ValueVector& c, std::size_t row) {
   return "";
 }
 
-namespace {
-
 std::string csv_field(const std::string& s, bool empty_string) {
   if (empty_string) return "\"\"";
   if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
@@ -50,6 +48,8 @@ std::string csv_field(const std::string& s, bool empty_string) {
   }
   return out + "\"";
 }
+
+namespace {
 
 std::string csv(const QueryResult& r) {
   std::string out;

@@ -24,6 +24,10 @@ std::string format_result(const QueryResult& result, ResultFormat format);
 // A double as CSV writes it: 17 significant digits, NaN, Infinity, -Infinity.
 std::string double_text(double d);
 
+// A field of CSV: `text` quoted where RFC 4180 needs it; with
+// `empty_string`, "" (an empty string, which an empty field would make NULL).
+std::string csv_field(const std::string& text, bool empty_string = false);
+
 // One value as CSV writes it, unquoted ("" for NULL).
 std::string value_text(const ValueVector& column, std::size_t row);
 
