@@ -2,8 +2,8 @@
 // re-measured at its 2^15 rows and at 2^20..2^30, the baselines past the
 // paper (1-kernel, block-cooperative, CUB), `auto`, and cpu-parallel on the
 // host's cores, each point beside the floor: every key and value read once,
-// every group's key and value written once, at this GPU's streaming rate
-// measured in the same run (a device-to-device copy).
+// every group's key and value written once, at this GPU's streaming-read
+// bandwidth measured in the same run (gpu_read_bandwidth, as `gpuolap bench`).
 //
 //   gpuolap_ordered_bench --out FILE.csv [--sizes 15,20,24,28] [--reps 5]
 //                         [--figures arch,intent,variant,best,lineitem,cpu]
@@ -29,6 +29,7 @@
 #include "generate/table_generators.hpp"
 #include "gpu/runtime/cuda_check.cuh"
 #include "gpu/runtime/device_buffer.cuh"
+#include "gpu/runtime/device_info.hpp"
 #include "groupby/ordered_aggregation.hpp"
 
 using namespace gpuolap;
@@ -68,26 +69,6 @@ struct Data {
   std::size_t groups = 0;
 };
 
-double measure_copy_bandwidth() {
-  const std::size_t bytes = std::size_t{2} << 30;
-  DeviceBuffer<std::uint8_t> a(bytes), b(bytes);
-  GPUOLAP_CUDA_CHECK(cudaMemset(a.data(), 1, bytes));
-  cudaEvent_t e0, e1;
-  cudaEventCreate(&e0);
-  cudaEventCreate(&e1);
-  float best = 1e30f;
-  for (int r = 0; r < 5; ++r) {
-    cudaEventRecord(e0);
-    GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(b.data(), a.data(), bytes, cudaMemcpyDeviceToDevice));
-    cudaEventRecord(e1);
-    cudaEventSynchronize(e1);
-    float ms;
-    cudaEventElapsedTime(&ms, e0, e1);
-    best = std::min(best, ms);
-  }
-  return 2.0 * bytes / (best / 1e3);  // bytes read + written per second
-}
-
 class Bench {
  public:
   Bench(const Options& o, double bandwidth) : o_(o), bandwidth_(bandwidth), out_(o.out) {
@@ -118,6 +99,27 @@ class Bench {
 
   // Times one GPU plan; a plan the input cannot take is skipped.
   void gpu(const std::string& figure, Data& d, OrderedPlan plan) {
+    const auto times = time_gpu(d, plan);
+    if (!times.empty())
+      row(figure, d, "gpu", std::string(architecture_name(plan.architecture)),
+          takes_variant(plan.architecture) ? std::string(variant_name(plan.variant)) : "-", plan.local_size,
+          plan.intent, times);
+  }
+
+  // Times the plan `auto` picks (from the host copy of the keys).
+  void gpu_auto(const std::string& figure, Data& d) {
+    const OrderedPlan plan = choose_ordered_plan(d.host, {});
+    const auto times = time_gpu(d, plan);
+    if (!times.empty())
+      row(figure, d, "gpu", "auto",
+          std::string(architecture_name(plan.architecture)) + "/" + std::to_string(plan.local_size) + "/" +
+              std::to_string(plan.intent),
+          plan.local_size, plan.intent, times);
+  }
+
+  // The stage-time sums of --reps runs after a warm-up; empty when the plan
+  // cannot take the input (said on stdout).
+  std::vector<double> time_gpu(Data& d, const OrderedPlan& plan) {
     OrderedGpuOptions opt;
     opt.input_on_device = true;
     opt.download = false;
@@ -133,28 +135,9 @@ class Bench {
       }
     } catch (const std::exception& e) {
       std::printf("skip %s %s: %s\n", std::string(architecture_name(plan.architecture)).c_str(), d.name.c_str(), e.what());
-      return;
+      return {};
     }
-    row(figure, d, "gpu", std::string(architecture_name(plan.architecture)),
-        takes_variant(plan.architecture) ? std::string(variant_name(plan.variant)) : "-", plan.local_size, plan.intent, ms);
-  }
-
-  void gpu_auto(const std::string& figure, Data& d) {
-    OrderedGpuOptions opt;
-    OrderedPlan plan = choose_ordered_plan(d.host, opt);
-    opt.input_on_device = true;
-    opt.download = false;
-    opt.timing = true;
-    std::vector<double> ms;
-    for (int r = 0; r <= o_.reps; ++r) {
-      const OrderedResult res = aggregate_gpu(d.device, plan, opt);
-      double t = 0;
-      for (const auto& [name, stage_ms] : res.stage_ms) t += stage_ms;
-      if (r) ms.push_back(t);
-    }
-    row(figure, d, "gpu", "auto", std::string(architecture_name(plan.architecture)) + "/" + std::to_string(plan.local_size) +
-                                     "/" + std::to_string(plan.intent),
-        plan.local_size, plan.intent, ms);
+    return ms;
   }
 
   void cpu(const std::string& figure, Data& d) {
@@ -306,10 +289,14 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  const double bandwidth = measure_copy_bandwidth();
+  if (o.reps < 1) {
+    std::fprintf(stderr, "--reps takes 1 or more (runs timed after the warm-up)\n");
+    return 2;
+  }
+  const double bandwidth = gpu_read_bandwidth();
   cudaDeviceProp p;
   cudaGetDeviceProperties(&p, 0);
-  std::printf("%s: device-to-device copy %.0f GB/s (bytes read + written)\n", p.name, bandwidth / 1e9);
+  std::printf("%s: streaming read %.0f GB/s\n", p.name, bandwidth / 1e9);
   Bench bench(o, bandwidth);
   synthetic_figures(bench, o);
   if (std::find(o.figures.begin(), o.figures.end(), "lineitem") != o.figures.end()) lineitem_figure(bench, o);
