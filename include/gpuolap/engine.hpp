@@ -57,6 +57,9 @@ class Engine {
   // count_target_updates returns whether this engine counts them.
   virtual bool count_target_updates(bool /*on*/) { return false; }
   virtual uint64_t last_target_updates() const { return 0; }
+  // Why this engine cannot answer this map over these facts, or "" if it
+  // can: a GPU engine's limits, which `auto` answers from the CPU instead.
+  virtual std::string limit(const FactTable& /*facts*/, const AggregationMap& /*map*/) const { return {}; }
 };
 
 // Engine names a user can ask for, in the order --help lists them.

@@ -23,6 +23,7 @@
 #include "gpuolap/generate.hpp"
 #include "molap/planning/kernel_model.hpp"
 #include "gpu/runtime/device_info.hpp"
+#include "gpu/runtime/gpu_error.hpp"
 #include "molap/result_check.hpp"
 #include "molap/self_check.hpp"
 #include "progress.hpp"
@@ -68,11 +69,17 @@ struct Contender {
   std::optional<StoreKind> copies_study = std::nullopt;  // a row of --copies-sweep (gpu.phf: 0 is the model's)
 };
 
-std::vector<Contender> contenders(const BenchOptions& o) {
+std::vector<Contender> contenders(const BenchOptions& o, int device_count) {
   std::vector<Contender> out;
   for (const std::string& e : o.engines) {
     out.push_back({e == "gpu" ? "gpu " + describe(o.gpu) : e, e, o.gpu});
     if (e == "gpu" && o.gpus_sweep) {
+      // GPUs 0..k-1 for k = 2, 4, 8, ... below the count, then all of them.
+      for (int k = 2; k < device_count; k *= 2) {
+        GpuOptions first = o.gpu;
+        for (int d = 0; d < k; ++d) first.gpus.devices.push_back(d);
+        out.push_back({"gpu " + describe(first), e, first});
+      }
       GpuOptions every = o.gpu;
       every.gpus = GpuSet{true, {}};
       out.push_back({"gpu " + describe(every), e, every});
@@ -170,11 +177,11 @@ int run_bench(const BenchOptions& o) {
   if (o.engines.empty()) throw InputError("--engines names no engine");
   const std::vector<std::string> kinds =
       o.kind == "all" ? std::vector<std::string>{"biker", "machines"} : std::vector<std::string>{o.kind};
-  const std::vector<Contender> rows = contenders(o);
+  const GpuStatus gpu = gpu_status();
+  const std::vector<Contender> rows = contenders(o, gpu.device_count);
   const std::time_t now = std::time(nullptr);
   char date[32];
   std::strftime(date, sizeof date, "%Y-%m-%d", std::gmtime(&now));
-  const GpuStatus gpu = gpu_status();
   const double bandwidth = gpu.device_count > 0 ? gpu_read_bandwidth() : 0.0;
   std::cout << fmt::format("# gpuolap bench, {} UTC\n\nhost: {}, {} hardware threads; scale {}, seed {}, median of {} runs\n",
                            date, cpu_model(), std::thread::hardware_concurrency(), o.scale, o.seed, o.repeat);
@@ -223,6 +230,7 @@ int run_bench(const BenchOptions& o) {
           bandwidth > 0 ? 1e3 * (8.0 * static_cast<double>(cube.facts.size()) + 8.0 * static_cast<double>(shape.relevant)) / bandwidth
                         : 0.0;
       AreaResult reference, magnitudes;
+      std::optional<size_t> reference_row;
       // The first gpu row is the engine as asked (auto, unless knobs were
       // given); its regret is its time over the fastest gpu row's.
       double asked_ms = 0, best_ms = 0;
@@ -235,6 +243,11 @@ int run_bench(const BenchOptions& o) {
           result = choice.engine->run(cube.facts, map, query);  // warm-up (uploads the facts to a GPU)
         } catch (const InputError& err) {
           std::cout << fmt::format("| {} | {} | — | — | — | — | not applicable: {} | | | | | | |\n", nq.name, rows[e].label,
+                                   err.what());
+          continue;
+        } catch (const GpuOutOfMemory& err) {
+          // A cube bigger than one GPU: the row over one GPU does not fit.
+          std::cout << fmt::format("| {} | {} | — | — | — | — | does not fit: {} | | | | | | |\n", nq.name, rows[e].label,
                                    err.what());
           continue;
         }
@@ -255,8 +268,12 @@ int run_bench(const BenchOptions& o) {
         const std::string timed_plan = choice.engine->last_plan();
         std::sort(times.begin(), times.end());
         const double ms = times[times.size() / 2];
+        // The first row that ran is the reference (the one-GPU row does not
+        // run on a cube bigger than one GPU).
         std::string difference;
-        if (e == 0) {
+        const bool is_reference = !reference_row;
+        if (is_reference) {
+          reference_row = e;
           reference = result;
           if (rows.size() > 1) magnitudes = contribution_magnitudes(cube.facts, map, query.measure);
         } else {
@@ -277,7 +294,7 @@ int run_bench(const BenchOptions& o) {
             kept_map_ms,
             ms, floor_ms > 0 ? fmt::format("{:.3f}", floor_ms) : "—", floor_ms > 0 ? fmt::format("{:.2f}", ms / floor_ms) : "—",
             static_cast<double>(cube.facts.size()) / ms / 1e3, static_cast<double>(shape.contributions) / ms / 1e3,
-            updates, e > 0 ? (agrees ? "yes" : "**NO**") : rows.size() > 1 ? "reference" : "—");
+            updates, !is_reference ? (agrees ? "yes" : "**NO**") : rows.size() > 1 ? "reference" : "—");
         std::cout.flush();
         if (rows[e].copies_study && rows[e].gpu.phf > 0)
           copies_runs[*rows[e].copies_study].push_back(

@@ -67,7 +67,7 @@ struct BenchOptions {
   bool sweep = false;  // time the gpu engine under every main knob setting too
   bool pair_kernels = false;  // and the work list, CDP and hybrid kernels (thesis tables 5.5-5.8)
   bool copies_sweep = false;  // and hash and dense stores at 1, 2, ..., 64 copies and the model's
-  bool gpus_sweep = false;    // and each gpu row again over every GPU (--gpus all)
+  bool gpus_sweep = false;    // and each gpu row again over GPUs 0-1, 0-3, ... and over every GPU
   int repeat = 3;
   std::vector<std::string> queries;  // empty: all of the kind
 };

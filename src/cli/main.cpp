@@ -208,7 +208,7 @@ int main(int argc, char** argv) {
               "(dynamic or fixed child grid, with or without synchronisation every 2048 pages) and the hybrid, beside "
               "the source kernel, without and with strided pre-aggregation (thesis tables 5.5-5.8)");
   b->add_flag("--gpus-sweep", bench.gpus_sweep,
-              "Time each gpu row again over every GPU (--gpus all), the two taking turns per query");
+              "Time each gpu row again over GPUs 0-1, 0-3, ... (powers of two below the count) and over every GPU (--gpus all)");
   b->add_flag("--copies-sweep", bench.copies_sweep,
               "gpu: also time the one-phase source kernel without pre-aggregation under the hash and dense stores at "
               "1, 2, 4, ..., 64 copies per target (the thesis' parallel hash functions) and at the copies the cost "

@@ -24,7 +24,7 @@ class GpuFirstEngine final : public Engine {
   }
   std::string name() const override { return used_gpu_ ? gpu_->name() : cpu_.name(); }
   AreaResult run(const FactTable& facts, const AggregationMap& map, const AreaQuery& query) override {
-    const std::string limit = gpu_engine_limit(facts, map);
+    const std::string limit = gpu_->limit(facts, map);
     used_gpu_ = limit.empty() && !cpu_answers_first(map, facts.size(), costs_);
     fallback_ = !limit.empty() ? "cpu-parallel, because " + limit
                 : !used_gpu_ ? fmt::format("cpu-parallel, because its about {:.0f} contributions (at least one per "

@@ -5,20 +5,11 @@
 // not fit (the facts themselves) fails with that message.
 #include <cuda_runtime.h>
 
-#include <stdexcept>
 #include <string>
 
+#include "gpu/runtime/gpu_error.hpp"
+
 namespace gpuolap {
-
-class GpuError : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-class GpuOutOfMemory : public GpuError {
- public:
-  using GpuError::GpuError;
-};
 
 [[noreturn]] inline void throw_cuda_error(cudaError_t err, const char* call, const char* file, int line) {
   const std::string what = std::string(call) + " failed at " + file + ":" + std::to_string(line) + ": " +

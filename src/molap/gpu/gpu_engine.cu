@@ -19,6 +19,17 @@ GpuEngine::GpuEngine(const GpuOptions& o, std::string name, int device)
   costs_ = load_kernel_costs(ctx_.props().name, &costs_source_);
 }
 
+namespace {
+// Why no gpu engine answers this query, whatever the facts, or "".
+std::string query_limit(const AggregationMap& map) {
+  const size_t walked = map.walked().size();
+  if (walked > static_cast<size_t>(kMaxDims))
+    return text("the query restricts ", walked, " dimensions (lists other than a total over every base); the gpu ",
+                "engine handles up to ", kMaxDims);
+  return "";
+}
+}  // namespace
+
 GpuEngine::~GpuEngine() { cudaEventDestroy(expand_sent_); }
 
 AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, const AreaQuery& query) {
@@ -27,7 +38,12 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
 
 QueryPart GpuEngine::run_part(const FactTable& facts, const AggregationMap& map, const AreaQuery& query,
                                const FactSlice& slice, bool with_counts) {
-  if (const std::string limit = gpu_engine_limit(facts, map); !limit.empty()) throw InputError("gpu engine: " + limit);
+  const size_t end = std::min(slice.end, facts.size());
+  const size_t held = end - std::min(slice.begin, end);
+  if (held >= gpu::kMaxFactsPerDevice)
+    throw InputError(gpu::text("gpu engine: GPU ", ctx_.device(), " would hold ", held,
+                               " facts; a GPU holds fewer than 2^32 (--gpus all splits a table over every GPU)"));
+  if (const std::string limit = query_limit(map); !limit.empty()) throw InputError("gpu engine: " + limit);
   with_counts = with_counts && query.aggregate == Aggregate::avg;
   ctx_.bind();
   StageClock clock(ctx_.stream(), ctx_.events(), time_stages_);
@@ -118,12 +134,14 @@ PlanFacts GpuEngine::plan_facts(const QueryPlan& plan, const CubeUpdate& update,
 
 }  // namespace gpu
 
-std::string gpu_engine_limit(const FactTable& facts, const AggregationMap& map) {
-  const size_t walked = map.walked().size();
-  if (walked > static_cast<size_t>(gpu::kMaxDims))
-    return gpu::text("the query restricts ", walked, " dimensions (lists other than a total over every base); the gpu ",
-                     "engine handles up to ", gpu::kMaxDims);
-  if (facts.size() >= (uint64_t{1} << 32)) return "more than 2^32 facts are not supported yet";
+std::string gpu_engine_limit(const FactTable& facts, const AggregationMap& map, size_t devices) {
+  if (std::string limit = gpu::query_limit(map); !limit.empty()) return limit;
+  // The slices are balanced by bytes in whole pages, so each of `devices`
+  // gets about its share; run_part checks the slice it is given.
+  if (facts.size() / devices >= gpu::kMaxFactsPerDevice)
+    return gpu::text("the table has ", facts.size(), " facts; a GPU holds fewer than 2^32 of them",
+                     devices > 1 ? gpu::text(", and ", devices, " GPUs fewer than ", devices, " x 2^32")
+                                 : std::string(" (--gpus all splits a table over every GPU)"));
   return "";
 }
 

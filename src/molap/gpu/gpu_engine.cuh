@@ -41,6 +41,7 @@
 #include "gpuolap/engine.hpp"
 #include "molap/gpu/aggregate_kernels.hpp"
 #include "molap/gpu/cdp_rounds.cuh"
+#include "molap/gpu/gpu_engine.hpp"
 #include "molap/gpu/host_steps.hpp"
 #include "molap/gpu/plan_text.hpp"
 #include "molap/planning/kernel_model.hpp"
@@ -84,6 +85,10 @@ struct QueryPlan {
   HostSteps host;
 };
 
+// The kernels index a device's resident facts with 32 bits: a GPU holds
+// fewer than this many; a bigger table is split over several.
+constexpr uint64_t kMaxFactsPerDevice = uint64_t{1} << 32;
+
 class GpuEngine final : public Engine {
  public:
   // On GPU `device` (-1: the current one).
@@ -91,6 +96,9 @@ class GpuEngine final : public Engine {
   ~GpuEngine() override;
 
   std::string name() const override { return name_; }
+  std::string limit(const FactTable& facts, const AggregationMap& map) const override {
+    return gpu_engine_limit(facts, map);
+  }
   bool time_stages(bool on) override {
     time_stages_ = on;
     return true;

@@ -19,7 +19,9 @@ namespace gpuolap {
 std::unique_ptr<Engine> make_gpu_engine(const GpuOptions& options, const std::string& name = "gpu", int device = -1,
                                         bool every_gpu_when_faster = false);
 
-// Why the gpu engine cannot answer a query over these facts, or "" if it can.
-std::string gpu_engine_limit(const FactTable& facts, const AggregationMap& map);
+// Why the gpu engine over `devices` GPUs cannot answer a query over these
+// facts, or "" if it can. One GPU holds fewer than 2^32 facts (the kernels
+// index them with 32 bits); several hold a table split over them.
+std::string gpu_engine_limit(const FactTable& facts, const AggregationMap& map, size_t devices = 1);
 
 }  // namespace gpuolap

@@ -10,6 +10,6 @@ std::unique_ptr<Engine> make_gpu_engine(const GpuOptions&, const std::string&, i
   throw std::logic_error("make_gpu_engine: this gpuolap was built without CUDA");
 }
 
-std::string gpu_engine_limit(const FactTable&, const AggregationMap&) { return "this gpuolap was built without CUDA"; }
+std::string gpu_engine_limit(const FactTable&, const AggregationMap&, size_t) { return "this gpuolap was built without CUDA"; }
 
 }  // namespace gpuolap

@@ -102,6 +102,9 @@ class MultiGpuEngine final : public Engine {
   }
 
   std::string name() const override { return name_; }
+  std::string limit(const FactTable& facts, const AggregationMap& map) const override {
+    return gpu_engine_limit(facts, map, parts_.size());
+  }
   bool time_stages(bool on) override {
     for (auto& p : parts_) p->time_stages(on);
     time_stages_ = on;
@@ -117,7 +120,7 @@ class MultiGpuEngine final : public Engine {
 
   AreaResult run(const FactTable& facts, const AggregationMap& map, const AreaQuery& query) override {
     using Clock = std::chrono::steady_clock;
-    if (const std::string limit = gpu_engine_limit(facts, map); !limit.empty()) throw InputError("gpu engine: " + limit);
+    if (const std::string why_not = limit(facts, map); !why_not.empty()) throw InputError("gpu engine: " + why_not);
     const auto start = Clock::now();
     std::string why;
     const size_t wanted = spread(facts, why) ? parts_.size() : 1;
@@ -165,6 +168,14 @@ class MultiGpuEngine final : public Engine {
     const size_t n = parts_.size();
     if (always_spread_) {
       why = text("--gpus named ", n, " devices");
+      return true;
+    }
+    // A table one GPU cannot hold: the keys and one measure, 16 bytes a fact.
+    const uint64_t bytes = 16 * static_cast<uint64_t>(facts.size());
+    const uint64_t memory = parts_.front()->context().props().totalGlobalMem;
+    if (facts.size() >= kMaxFactsPerDevice || bytes > memory) {
+      why = text("auto: one GPU cannot hold the ", facts.size(), " facts (", bytes >> 20, " MiB of keys and values; ",
+                 memory >> 20, " MiB of memory, fewer than 2^32 facts)");
       return true;
     }
     const double one = static_cast<double>(facts.size()) * costs_.per_cell;
