@@ -36,13 +36,17 @@ TEST(FactSplit, WholePagesBalancedAndEveryKeyOwnedOnce) {
       for (size_t i = 0; i < slices.size(); ++i) {
         const FactSlice& s = slices[i];
         EXPECT_EQ(s.begin % 16, 0u) << "slice " << i << " starts inside a page";
-        if (i > 0) EXPECT_EQ(s.begin, slices[i - 1].end);
+        if (i > 0) {
+          EXPECT_EQ(s.begin, slices[i - 1].end);
+        }
         largest = std::max(largest, s.end - s.begin);
         smallest = std::min(smallest, s.end - s.begin);
         // Its own cells are its own.
         for (size_t c = s.begin; c < s.end; ++c) EXPECT_TRUE(s.owns(t.keys()[c])) << "cell " << c << " slice " << i;
       }
-      if (n > 0) EXPECT_LE(largest - smallest, 16u) << "unbalanced by more than a page";
+      if (n > 0) {
+        EXPECT_LE(largest - smallest, 16u) << "unbalanced by more than a page";
+      }
       // Every key, filled or not (a later write), has exactly one owner.
       for (uint64_t key = 0; key < 3 * n + 5; ++key) {
         int owners = 0;
@@ -117,6 +121,25 @@ TEST(MergeParts, CombinesEachAggregate) {
   std::vector<QueryPart> mismatched(1);
   mismatched[0].result = {{1, 2}, {1.0}};
   EXPECT_THROW(merge_parts(mismatched, Aggregate::sum), std::logic_error);
+}
+
+// Four parts at once, as on four GPUs: one empty, the largest target id
+// (whose head looks like an exhausted part's), disjoint and shared targets.
+TEST(MergeParts, MergesManyPartsIncludingEmptyOnesAndTheLargestTarget) {
+  std::vector<QueryPart> p(5);
+  p[0].result = {{2, 5, UINT64_MAX}, {1, 1, 1}};
+  p[1].result = {{}, {}};
+  p[2].result = {{0, 5}, {2, 2}};
+  p[3].result = {{UINT64_MAX}, {4}};
+  p[4].result = {{1, 2, 3}, {8, 8, 8}};
+  const AreaResult sums = merge_parts(p, Aggregate::sum);
+  EXPECT_TRUE(p.empty()) << "the parts are consumed";
+  EXPECT_EQ(sums.targets, (std::vector<uint64_t>{0, 1, 2, 3, 5, UINT64_MAX}));
+  EXPECT_EQ(sums.values, (std::vector<double>{2, 8, 9, 8, 3, 5}));
+  std::vector<QueryPart> empty(3);
+  EXPECT_TRUE(merge_parts(empty, Aggregate::max).targets.empty());
+  std::vector<QueryPart> none;
+  EXPECT_TRUE(merge_parts(none, Aggregate::sum).targets.empty());
 }
 
 TEST(GpuSet, ParsesAllAndDeviceListsAndNamesTheFlagOnBadInput) {
