@@ -313,7 +313,7 @@ int run_bench(const BenchOptions& o) {
         }
         if (timed_plan.find("child grids") != std::string::npos)
           details += fmt::format("- {} {}: {}\n", nq.name, rows[e].label, timed_plan);
-        if (!timed_stages.empty() && rows[e].label.rfind("gpu --variant auto", 0) == 0) {
+        if (!timed_stages.empty() && (rows[e].label.rfind("gpu --variant auto", 0) == 0 || rows[e].engine == "auto")) {
           std::string stages;
           for (const auto& [stage, stage_ms] : timed_stages)
             stages += fmt::format("{}{} {:.3f}", stages.empty() ? "" : ", ", stage, stage_ms);

@@ -24,6 +24,66 @@ using Clock = std::chrono::steady_clock;
 // T x G hash operations on one core.
 constexpr std::size_t kParallelMergeGroups = std::size_t{1} << 16;
 double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+// Whether rows a and b of a column hold the same grouping value: NULLs are
+// one group, as are -0.0 and 0.0, and every NaN (as append_key_bytes).
+bool same_value(const table::Column& c, std::size_t a, std::size_t b) {
+  const bool null_a = c.is_null(a), null_b = c.is_null(b);
+  if (null_a || null_b) return null_a == null_b;
+  switch (c.type) {
+    case table::ColumnType::Int64: return c.int64s[a] == c.int64s[b];
+    case table::ColumnType::Double: {
+      const double x = c.doubles[a], y = c.doubles[b];
+      return x == y || (x != x && y != y);
+    }
+    default: return c.int32s[a] == c.int32s[b];  // dates, and strings by their codes
+  }
+}
+
+// The first row at or after `from` (> 0) whose keys differ from row
+// from - 1's, or `rows`. The table is sorted on the keys, so the rows equal
+// to from - 1 are contiguous: a gallop, then a binary search, so that a
+// long group costs a logarithm of its length.
+std::size_t next_group_start(const std::vector<const table::Column*>& keys, std::size_t from, std::size_t rows) {
+  const std::size_t anchor = from - 1;
+  const auto same = [&](std::size_t r) {
+    return std::all_of(keys.begin(), keys.end(), [&](const table::Column* c) { return same_value(*c, anchor, r); });
+  };
+  std::size_t lo = from, hi = from, step = 1;  // rows [from, lo) equal the anchor
+  while (hi < rows && same(hi)) {
+    lo = hi + 1;
+    hi = from + step;
+    step *= 2;
+  }
+  hi = std::min(hi, rows);
+  while (lo < hi) {
+    const std::size_t mid = lo + (hi - lo) / 2;
+    if (same(mid)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+// The ordered path's partition plan (the cube-creation paper's
+// defParallelPlan): the fact rows, stored sorted on the grouping keys, cut
+// into `ranges` contiguous ranges, each cut moved forward to where the keys
+// change, so that no group spans two ranges (a group longer than a range
+// leaves the next ranges empty). Returns ranges + 1 cuts.
+std::vector<std::size_t> cuts_at_group_starts(const LogicalQuery& q, const PhysicalPlan& plan, std::size_t rows,
+                                              std::size_t ranges) {
+  std::vector<const table::Column*> keys;
+  for (int k : q.grouping_sets[0]) {
+    const Expr& key = *q.group_keys[k];  // a column of the fact table (the planner's condition for Ordered)
+    keys.push_back(&q.tables[plan.fact_table].table->columns[key.column]);
+  }
+  std::vector<std::size_t> cuts{0};
+  for (std::size_t r = 1; r < ranges; ++r) {
+    const std::size_t even = rows / ranges * r + std::min(r, rows % ranges);
+    cuts.push_back(even <= cuts.back() ? cuts.back() : next_group_start(keys, even, rows));
+  }
+  cuts.push_back(rows);
+  return cuts;
+}
 }  // namespace
 
 QueryResult run_cpu_parallel(const LogicalQuery& q, const PhysicalPlan& plan, const SourceText& source,
@@ -35,12 +95,42 @@ QueryResult run_cpu_parallel(const LogicalQuery& q, const PhysicalPlan& plan, co
   timings.push_back({"filter dimensions, build their indexes", joined.index_seconds(), 0});
   Clock::time_point start = Clock::now();
 
+  if (q.aggregated && plan.aggregation == AggregationMethod::Ordered) {
+    // One set, its groups in key order: each range's groups in order, the
+    // ranges appended in order. More ranges than threads balance ranges
+    // that filters thin unevenly.
+    const std::size_t ranges =
+        std::max<std::size_t>(1, std::min<std::size_t>(4 * static_cast<std::size_t>(threads), joined.fact_rows() / kBatchRows));
+    const std::vector<std::size_t> cuts = cuts_at_group_starts(q, plan, joined.fact_rows(), ranges);
+    std::vector<std::unique_ptr<Groups>> range_groups(ranges);
+    tbb::parallel_for(std::size_t{0}, ranges, [&](std::size_t r) {
+      auto groups = std::make_unique<Groups>(q, source, plan.aggregated_sets, q.grouping_sets.size(), limits.max_rows);
+      groups->ordered = true;
+      PipelineTimes times = joined.empty_times();
+      for (std::size_t begin = cuts[r]; begin < cuts[r + 1]; begin += kBatchRows) {
+        Batch batch = joined.rows(begin, std::min(cuts[r + 1], begin + kBatchRows), times);
+        if (batch.size == 0) continue;
+        BatchColumns leaves(q, batch);
+        Evaluator evaluator(leaves, &source);
+        groups->consume(batch, evaluator, plan.fed_sets);
+      }
+      range_groups[r] = std::move(groups);
+    });
+    timings.push_back({"scan + join + aggregate (ordered, " + std::to_string(ranges) + " ranges cut at group starts, " +
+                           std::to_string(threads) + " threads)",
+                       seconds_since(start), 0});
+    start = Clock::now();
+    Groups all(q, source, plan.aggregated_sets, q.grouping_sets.size(), limits.max_rows);
+    all.ordered = true;
+    for (const auto& groups : range_groups) all.append_from(*groups);
+    timings.push_back({"append the ranges' groups in order", seconds_since(start), all.set_of.size()});
+    all.finish();
+    return finish_groups(q, all, source, limits.max_rows, std::move(timings));
+  }
+
   if (q.aggregated) {
     tbb::enumerable_thread_specific<std::unique_ptr<Groups>> local([&] {
       auto groups = std::make_unique<Groups>(q, source, plan.aggregated_sets, q.grouping_sets.size(), limits.max_rows);
-      // A thread's ranges of rows are sorted each; a key that comes back in
-      // a later range makes a second group, folded into one by the merge.
-      groups->ordered = plan.aggregation == AggregationMethod::Ordered;
       groups->use_perfect_hashes(plan.perfect_hashes);
       return groups;
     });
@@ -55,8 +145,7 @@ QueryResult run_cpu_parallel(const LogicalQuery& q, const PhysicalPlan& plan, co
         groups.consume(batch, evaluator, plan.fed_sets);
       }
     });
-    timings.push_back({std::string("scan + join + aggregate (") + (plan.aggregation == AggregationMethod::Ordered ? "ordered" : "hash") +
-                           ", thread-local, " + std::to_string(threads) + " threads)",
+    timings.push_back({"scan + join + aggregate (hash, thread-local, " + std::to_string(threads) + " threads)",
                        seconds_since(start), 0});
     start = Clock::now();
     Groups merged(q, source, plan.aggregated_sets, q.grouping_sets.size(), limits.max_rows);

@@ -516,6 +516,13 @@ void Groups::merge_from(const Groups& other, const std::vector<std::uint8_t>* pa
   }
 }
 
+void Groups::append_from(const Groups& other) {
+  for (std::uint32_t og = 0; og < other.set_of.size(); ++og) {
+    const std::uint32_t g = add(other.set_of[og], other.keys, og);
+    for (std::size_t a = 0; a < aggregates.size(); ++a) aggregates[a].merge(g, other.aggregates[a], og);
+  }
+}
+
 std::vector<std::string> Groups::derive(std::vector<std::size_t> computed) {
   std::vector<std::string> lines;
   std::vector<std::size_t> group_count(sets.size(), 0);

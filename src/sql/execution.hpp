@@ -145,6 +145,9 @@ struct Groups {
   // Folds another Groups of the same sets (a thread's) into this one; with
   // `part_of`, only its groups of part `part` (see parts_of_groups).
   void merge_from(const Groups& other, const std::vector<std::uint8_t>* part_of = nullptr, std::uint8_t part = 0);
+  // Appends another Groups' groups after these, each a group of its own
+  // (the ordered path's ranges, which share no group), without a lookup.
+  void append_from(const Groups& other);
   // Splits the groups into `parts` (at most 256) parts by a hash of their
   // set and id (or key bytes): a group falls in the same part in every
   // thread's Groups, so the parts merge independently.

@@ -253,7 +253,9 @@ PhysicalPlan plan_query(const LogicalQuery& q, const SourceText& source, const P
     if (std::string sorted = sorted_on_keys(q, plan); !sorted.empty()) {
       plan.aggregation = AggregationMethod::Ordered;
       plan.aggregation_why = "ordered: " + sorted + ", so a group ends where its key changes (no hash table)" +
-                             (options.engine == SqlEngine::CpuParallel ? "; each thread's groups merged by hash" : "");
+                             (options.engine == SqlEngine::CpuParallel
+                                  ? "; the rows cut into ranges at group starts, one task each, their groups appended in order"
+                                  : "");
     } else if (sets == 1 && !q.grouping_sets[0].empty()) {
       plan.aggregation_why += " (the input is not sorted on the grouping keys)";
     }

@@ -220,5 +220,47 @@ TEST(SqlEngines, LimitStopsWhereCpuSerialStops) {
   }
 }
 
+// cpu-parallel's ordered path cuts the sorted rows into ranges at group
+// starts and appends the ranges' groups: the groups come out once each and
+// in key order, as cpu-serial's, also for a group longer than a range, a
+// run of -0.0 and 0.0, NaNs of both signs and NULLs, with two keys.
+TEST(SqlEngines, OrderedParallelRangesStartAtGroupStarts) {
+  std::vector<OptDouble> d;
+  std::vector<OptInt> k, v;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (int i = 0; i < 300; ++i) d.push_back(std::nullopt), k.push_back(i % 2 ? OptInt() : OptInt(1));
+  for (int i = 0; i < 9000; ++i) d.push_back(i % 2 ? -0.0 : 0.0), k.push_back(7);  // one group of 9,000 rows
+  for (int i = 0; i < 40000; ++i) d.push_back(1.0 + i / 3), k.push_back(i / 3000);
+  for (int i = 0; i < 25000; ++i) d.push_back(1e9), k.push_back(5);                 // longer than a range
+  for (int i = 0; i < 5000; ++i) d.push_back(i % 2 ? -nan : nan), k.push_back(8);
+  for (std::size_t i = 0; i < d.size(); ++i) v.push_back(static_cast<std::int64_t>(i % 97));
+  // NULL keys of k sort first within their d: order the first 300 rows so.
+  std::stable_sort(k.begin(), k.begin() + 300, [](const OptInt& a, const OptInt& b) { return !a && b; });
+  auto sorted = std::make_shared<table::Table>();
+  sorted->name = "s";
+  sorted->columns = {double_column("d", d), int_column("k", k), int_column("v", v)};
+  sorted->sort_order = {"d", "k"};
+  auto unsorted = std::make_shared<table::Table>(*sorted);
+  unsorted->sort_order.clear();
+  sql::TablesInMemory with_order, without_order;
+  with_order.add(sorted);
+  without_order.add(unsorted);
+  sql::SqlOptions parallel;
+  parallel.engine = sql::SqlEngine::CpuParallel;
+  const auto parallel_csv = [&](const std::string& q) {
+    return sql::format_result(sql::run(with_order, q, parallel), sql::ResultFormat::Csv);
+  };
+  const std::string q = "SELECT d, k, count(*), sum(v), min(v) FROM s GROUP BY d, k";
+  EXPECT_NE(parallel_csv("EXPLAIN " + q).find("cut into ranges at group starts"), std::string::npos);
+  // No ORDER BY: both ordered paths give the groups in the stored order.
+  const std::string in_order = csv_of(with_order, q);
+  EXPECT_EQ(parallel_csv(q), in_order);
+  // And the hash aggregation agrees on the groups.
+  EXPECT_EQ(parallel_csv(q + " ORDER BY d NULLS FIRST, k NULLS FIRST"),
+            csv_of(without_order, q + " ORDER BY d NULLS FIRST, k NULLS FIRST"));
+  const std::string one_key = "SELECT d, count(*) FROM s GROUP BY d";
+  EXPECT_EQ(parallel_csv(one_key), csv_of(with_order, one_key));
+}
+
 }  // namespace
 }  // namespace gpuolap::testing
