@@ -176,6 +176,15 @@ void AggregateState::add_group() {
   if (call_->distinct) distinct_.emplace_back();
 }
 
+void AggregateState::append(const AggregateState& other) {
+  count_.insert(count_.end(), other.count_.begin(), other.count_.end());
+  int_sum_.insert(int_sum_.end(), other.int_sum_.begin(), other.int_sum_.end());
+  double_sum_.insert(double_sum_.end(), other.double_sum_.begin(), other.double_sum_.end());
+  wide_sum_.insert(wide_sum_.end(), other.wide_sum_.begin(), other.wide_sum_.end());
+  best_.append(other.best_);
+  distinct_.insert(distinct_.end(), other.distinct_.begin(), other.distinct_.end());
+}
+
 void AggregateState::update(std::uint32_t g, const ValueVector* arg, std::size_t i) {
   if (call_->function == AggregateFunction::CountStar) {
     ++count_[g];
@@ -517,9 +526,14 @@ void Groups::merge_from(const Groups& other, const std::vector<std::uint8_t>* pa
 }
 
 void Groups::append_from(const Groups& other) {
-  for (std::uint32_t og = 0; og < other.set_of.size(); ++og) {
-    const std::uint32_t g = add(other.set_of[og], other.keys, og);
-    for (std::size_t a = 0; a < aggregates.size(); ++a) aggregates[a].merge(g, other.aggregates[a], og);
+  if (set_of.size() + other.set_of.size() > max_groups) too_many(max_groups, "groups");
+  set_of.insert(set_of.end(), other.set_of.begin(), other.set_of.end());
+  for (std::size_t k = 0; k < keys.size(); ++k) keys[k].append(other.keys[k]);
+  for (std::size_t a = 0; a < aggregates.size(); ++a) aggregates[a].append(other.aggregates[a]);
+  if (!other.perfect_id.empty() || !perfect_id.empty()) {
+    perfect_id.resize(set_of.size() - other.set_of.size(), kNoId);
+    perfect_id.insert(perfect_id.end(), other.perfect_id.begin(), other.perfect_id.end());
+    perfect_id.resize(set_of.size(), kNoId);
   }
 }
 

@@ -104,6 +104,8 @@ class AggregateState {
   void update(std::uint32_t g, const ValueVector* arg, std::size_t i);
   // update(groups[i], arg, i) for every row i of a batch, in row order.
   void update_rows(const std::vector<std::uint32_t>& groups, const ValueVector* arg);
+  // Appends the groups of `other` (the same aggregate) after these.
+  void append(const AggregateState& other);
   // Folds group `og` of `other` (the same aggregate) into group `g`.
   void merge(std::uint32_t g, const AggregateState& other, std::uint32_t og);
   ValueVector finish() const;

@@ -64,6 +64,17 @@ void ValueVector::push_from(const ValueVector& from, std::size_t row) {
   else if (type == SqlType::String) strings.push_back(from.strings[row]);
 }
 
+void ValueVector::append(const ValueVector& from) {
+  if (from.type == SqlType::Null) {
+    for (std::size_t i = 0; i < from.size(); ++i) push_null();
+    return;
+  }
+  nulls.insert(nulls.end(), from.nulls.begin(), from.nulls.end());
+  if (uses_ints(type)) ints.insert(ints.end(), from.ints.begin(), from.ints.end());
+  else if (type == SqlType::Double) doubles.insert(doubles.end(), from.doubles.begin(), from.doubles.end());
+  else if (type == SqlType::String) strings.insert(strings.end(), from.strings.begin(), from.strings.end());
+}
+
 void ValueVector::set_from(std::size_t row, const ValueVector& from, std::size_t from_row) {
   if (from.type == SqlType::Null || from.is_null(from_row)) {
     nulls[row] = 1;

@@ -40,6 +40,8 @@ struct ValueVector {
   void push_string(std::string v);
   // Appends row `row` of `from`, which has this vector's type (or Null).
   void push_from(const ValueVector& from, std::size_t row);
+  // Appends every row of `from`, which has this vector's type (or Null).
+  void append(const ValueVector& from);
   // Overwrites row `row` with row `from_row` of `from` (same type).
   void set_from(std::size_t row, const ValueVector& from, std::size_t from_row);
   // `count` copies of row 0: a constant broadcast over a batch.
