@@ -468,16 +468,19 @@ void Groups::consume(const Batch& batch, const Evaluator& rows, const std::vecto
       std::fill(group_of_row.begin(), group_of_row.end(), find_or_add(s, key_bytes, key_values, 0));
     } else {
       for (std::size_t i = 0; i < count; ++i) {
-        key_bytes.clear();
-        for (int k : sets[s]) append_key_bytes(key_values[k], i, key_bytes);
         std::uint32_t g;
         if (!ordered) {
+          key_bytes.clear();
+          for (int k : sets[s]) append_key_bytes(key_values[k], i, key_bytes);
           g = find_or_add(s, key_bytes, key_values, i);
-        } else if (!set_of.empty() && key_bytes == last_key_) {
-          g = static_cast<std::uint32_t>(set_of.size() - 1);
         } else {
-          g = add(s, key_values, i);
-          last_key_ = key_bytes;
+          // Sorted rows: the row's group is the last one if it has the
+          // last group's keys (compared as values, no key bytes built).
+          const std::uint32_t last = static_cast<std::uint32_t>(set_of.size() - 1);
+          const bool same = !set_of.empty() && std::all_of(sets[s].begin(), sets[s].end(), [&](int k) {
+            return same_group_value(key_values[k], i, keys[k], last);
+          });
+          g = same ? last : add(s, key_values, i);
         }
         group_of_row[i] = g;
       }

@@ -175,7 +175,6 @@ struct Groups {
   std::vector<ValueVector> finals;
 
  private:
-  std::string last_key_;
   std::uint32_t add(std::size_t set, const std::vector<ValueVector>& key_values, std::size_t row);
   std::uint32_t find_or_add(std::size_t set, const std::string& key_bytes, const std::vector<ValueVector>& key_values,
                             std::size_t row);

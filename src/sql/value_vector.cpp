@@ -111,6 +111,17 @@ int compare_values(const ValueVector& a, std::size_t i, const ValueVector& b, st
   return a.ints[i] < b.ints[j] ? -1 : (a.ints[i] > b.ints[j] ? 1 : 0);
 }
 
+bool same_group_value(const ValueVector& a, std::size_t i, const ValueVector& b, std::size_t j) {
+  const bool null_a = a.type == SqlType::Null || a.is_null(i), null_b = b.type == SqlType::Null || b.is_null(j);
+  if (null_a || null_b) return null_a == null_b;
+  if (a.type == SqlType::Double) {
+    const double x = a.doubles[i], y = b.doubles[j];
+    return x == y || (x != x && y != y);
+  }
+  if (a.type == SqlType::String) return a.strings[i] == b.strings[j];
+  return a.ints[i] == b.ints[j];
+}
+
 void append_key_bytes(const ValueVector& v, std::size_t row, std::string& key) {
   if (v.type == SqlType::Null || v.is_null(row)) {
     key.push_back('\0');

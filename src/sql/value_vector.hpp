@@ -52,6 +52,10 @@ struct ValueVector {
 // may be mixed: compared as doubles, as PostgreSQL does).
 int compare_values(const ValueVector& a, std::size_t i, const ValueVector& b, std::size_t j);
 
+// Whether row i of a and row j of b (one type) are in one group: NULLs are,
+// -0.0 and 0.0 are, and every NaN is — the equality of append_key_bytes.
+bool same_group_value(const ValueVector& a, std::size_t i, const ValueVector& b, std::size_t j);
+
 // Appends a byte encoding of row `row` (NULL told apart from every value) to
 // `key`: equal values, equal bytes. Hash keys of groups and DISTINCT sets.
 void append_key_bytes(const ValueVector& v, std::size_t row, std::string& key);
