@@ -167,12 +167,22 @@ std::uint32_t DimensionIndex::first(const table::Column& probe, std::uint32_t r)
   return it == int_heads_.end() ? kNoRow : it->second;
 }
 
+AggregateState::AggregateState(const AggregateCall& call, const SourceText& source)
+    : call_(&call), source_(&source), best_(call.result_type) {
+  const bool sum = call.function == AggregateFunction::Sum || call.function == AggregateFunction::Avg;
+  const bool double_argument = call.argument && call.argument->type == SqlType::Double;
+  double_sums_ = sum && double_argument;
+  int_sums_ = call.function == AggregateFunction::Sum && !double_argument;
+  wide_sums_ = call.function == AggregateFunction::Avg && !double_argument;
+  best_values_ = call.function == AggregateFunction::Min || call.function == AggregateFunction::Max;
+}
+
 void AggregateState::add_group() {
   count_.push_back(0);
-  int_sum_.push_back(0);
-  double_sum_.push_back(0);
-  wide_sum_.push_back(0);
-  best_.push_null();
+  if (int_sums_) int_sum_.push_back(0);
+  if (double_sums_) double_sum_.push_back(0);
+  if (wide_sums_) wide_sum_.push_back(0);
+  if (best_values_) best_.push_null();
   if (call_->distinct) distinct_.emplace_back();
 }
 
@@ -201,9 +211,9 @@ void AggregateState::update(std::uint32_t g, const ValueVector* arg, std::size_t
   switch (call_->function) {
     case AggregateFunction::Sum:
     case AggregateFunction::Avg:
-      if (arg->type == SqlType::Double) {
+      if (double_sums_) {
         double_sum_[g] += arg->doubles[i];
-      } else if (call_->function == AggregateFunction::Avg) {
+      } else if (wide_sums_) {
         wide_sum_[g] += arg->ints[i];
       } else if (__builtin_add_overflow(int_sum_[g], arg->ints[i], &int_sum_[g])) {
         source_->fail(call_->location, "bigint out of range (the integer sum overflows 64 bits)");
@@ -231,7 +241,7 @@ void AggregateState::update_rows(const std::vector<std::uint32_t>& groups, const
     return;
   }
   const bool sum = call_->function == AggregateFunction::Sum || call_->function == AggregateFunction::Avg;
-  if (sum && !call_->distinct && arg->type == SqlType::Double) {
+  if (sum && !call_->distinct && double_sums_) {
     for (std::size_t i = 0; i < n; ++i) {
       if (arg->nulls[i]) continue;
       ++count_[groups[i]];
@@ -271,12 +281,12 @@ ValueVector AggregateState::finish() const {
 
 void AggregateState::merge(std::uint32_t g, const AggregateState& other, std::uint32_t og) {
   count_[g] += other.count_[og];
-  if (__builtin_add_overflow(int_sum_[g], other.int_sum_[og], &int_sum_[g])) {
+  if (int_sums_ && __builtin_add_overflow(int_sum_[g], other.int_sum_[og], &int_sum_[g])) {
     source_->fail(call_->location, "bigint out of range (the integer sum overflows 64 bits)");
   }
-  double_sum_[g] += other.double_sum_[og];
-  wide_sum_[g] += other.wide_sum_[og];
-  if (!other.best_.is_null(og)) {
+  if (double_sums_) double_sum_[g] += other.double_sum_[og];
+  if (wide_sums_) wide_sum_[g] += other.wide_sum_[og];
+  if (best_values_ && !other.best_.is_null(og)) {
     int c = best_.is_null(g) ? 0 : compare_values(other.best_, og, best_, g);
     if (best_.is_null(g) || (call_->function == AggregateFunction::Min ? c < 0 : c > 0)) best_.set_from(g, other.best_, og);
   }

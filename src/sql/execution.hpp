@@ -95,11 +95,13 @@ class JoinedRows {
   double index_seconds_ = 0;
 };
 
-// One aggregate's running state for every group.
+// One aggregate's running state for every group: a count, and only the
+// state its function and argument type need (a double sum, an integer
+// sum, a 128-bit sum for AVG of integers, the best value for MIN/MAX, the
+// distinct values), so that a group of SUM(double) holds 16 bytes, not 49.
 class AggregateState {
  public:
-  AggregateState(const AggregateCall& call, const SourceText& source)
-      : call_(&call), source_(&source), best_(call.result_type) {}
+  AggregateState(const AggregateCall& call, const SourceText& source);
   void add_group();
   void update(std::uint32_t g, const ValueVector* arg, std::size_t i);
   // update(groups[i], arg, i) for every row i of a batch, in row order.
@@ -118,6 +120,8 @@ class AggregateState {
   std::vector<__int128> wide_sum_;  // AVG of integers: exact, as PostgreSQL's numeric
   ValueVector best_;
   std::vector<std::unordered_set<std::string>> distinct_;
+  // Which of the states above this aggregate keeps (count_ always).
+  bool double_sums_ = false, int_sums_ = false, wide_sums_ = false, best_values_ = false;
 };
 
 // The groups of the grouping sets: a hash table per set from the bytes of
