@@ -122,7 +122,9 @@ QueryResult run_cpu_parallel(const LogicalQuery& q, const PhysicalPlan& plan, co
     start = Clock::now();
     Groups all(q, source, plan.aggregated_sets, q.grouping_sets.size(), limits.max_rows);
     all.ordered = true;
-    for (const auto& groups : range_groups) all.append_from(*groups);
+    std::vector<const Groups*> parts;
+    for (const auto& groups : range_groups) parts.push_back(groups.get());
+    all.append_all(parts);
     timings.push_back({"append the ranges' groups in order", seconds_since(start), all.set_of.size()});
     all.finish();
     return finish_groups(q, all, source, limits.max_rows, std::move(timings));

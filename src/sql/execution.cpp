@@ -1,5 +1,7 @@
 #include "sql/execution.hpp"
 
+#include <tbb/parallel_for.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -7,6 +9,7 @@
 
 #include "gpuolap/error.hpp"
 #include "sql/binder.hpp"
+#include "sql/concatenate.hpp"
 
 namespace gpuolap::sql::execution {
 
@@ -186,13 +189,16 @@ void AggregateState::add_group() {
   if (call_->distinct) distinct_.emplace_back();
 }
 
-void AggregateState::append(const AggregateState& other) {
-  count_.insert(count_.end(), other.count_.begin(), other.count_.end());
-  int_sum_.insert(int_sum_.end(), other.int_sum_.begin(), other.int_sum_.end());
-  double_sum_.insert(double_sum_.end(), other.double_sum_.begin(), other.double_sum_.end());
-  wide_sum_.insert(wide_sum_.end(), other.wide_sum_.begin(), other.wide_sum_.end());
-  best_.append(other.best_);
-  distinct_.insert(distinct_.end(), other.distinct_.begin(), other.distinct_.end());
+void AggregateState::append_all(const std::vector<const AggregateState*>& parts,
+                                std::vector<std::function<void()>>& tasks) {
+  add_concatenation(tasks, count_, parts, &AggregateState::count_);
+  add_concatenation(tasks, int_sum_, parts, &AggregateState::int_sum_);
+  add_concatenation(tasks, double_sum_, parts, &AggregateState::double_sum_);
+  add_concatenation(tasks, wide_sum_, parts, &AggregateState::wide_sum_);
+  add_concatenation(tasks, distinct_, parts, &AggregateState::distinct_);
+  std::vector<const ValueVector*> best;
+  for (const AggregateState* p : parts) best.push_back(&p->best_);
+  best_.append_all(best, tasks);
 }
 
 void AggregateState::update(std::uint32_t g, const ValueVector* arg, std::size_t i) {
@@ -538,16 +544,26 @@ void Groups::merge_from(const Groups& other, const std::vector<std::uint8_t>* pa
   }
 }
 
-void Groups::append_from(const Groups& other) {
-  if (set_of.size() + other.set_of.size() > max_groups) too_many(max_groups, "groups");
-  set_of.insert(set_of.end(), other.set_of.begin(), other.set_of.end());
-  for (std::size_t k = 0; k < keys.size(); ++k) keys[k].append(other.keys[k]);
-  for (std::size_t a = 0; a < aggregates.size(); ++a) aggregates[a].append(other.aggregates[a]);
-  if (!other.perfect_id.empty() || !perfect_id.empty()) {
-    perfect_id.resize(set_of.size() - other.set_of.size(), kNoId);
-    perfect_id.insert(perfect_id.end(), other.perfect_id.begin(), other.perfect_id.end());
-    perfect_id.resize(set_of.size(), kNoId);
+void Groups::append_all(const std::vector<const Groups*>& parts) {
+  std::size_t total = set_of.size();
+  for (const Groups* p : parts) {
+    total += p->set_of.size();
+    if (!p->perfect_id.empty()) throw std::logic_error("Groups::append_all: groups with perfect-hash ids");
   }
+  if (total > max_groups) too_many(max_groups, "groups");
+  Tasks tasks;
+  add_concatenation(tasks, set_of, parts, &Groups::set_of);
+  for (std::size_t k = 0; k < keys.size(); ++k) {
+    std::vector<const ValueVector*> columns;
+    for (const Groups* p : parts) columns.push_back(&p->keys[k]);
+    keys[k].append_all(columns, tasks);
+  }
+  for (std::size_t a = 0; a < aggregates.size(); ++a) {
+    std::vector<const AggregateState*> states;
+    for (const Groups* p : parts) states.push_back(&p->aggregates[a]);
+    aggregates[a].append_all(states, tasks);
+  }
+  tbb::parallel_for(std::size_t{0}, tasks.size(), [&](std::size_t t) { tasks[t](); });
 }
 
 std::vector<std::string> Groups::derive(std::vector<std::size_t> computed) {

@@ -106,8 +106,9 @@ class AggregateState {
   void update(std::uint32_t g, const ValueVector* arg, std::size_t i);
   // update(groups[i], arg, i) for every row i of a batch, in row order.
   void update_rows(const std::vector<std::uint32_t>& groups, const ValueVector* arg);
-  // Appends the groups of `other` (the same aggregate) after these.
-  void append(const AggregateState& other);
+  // Adds to `tasks` the appending of the groups of `parts` (the same
+  // aggregate) after these, a task per column (concatenate.hpp).
+  void append_all(const std::vector<const AggregateState*>& parts, std::vector<std::function<void()>>& tasks);
   // Folds group `og` of `other` (the same aggregate) into group `g`.
   void merge(std::uint32_t g, const AggregateState& other, std::uint32_t og);
   ValueVector finish() const;
@@ -151,9 +152,11 @@ struct Groups {
   // Folds another Groups of the same sets (a thread's) into this one; with
   // `part_of`, only its groups of part `part` (see parts_of_groups).
   void merge_from(const Groups& other, const std::vector<std::uint8_t>* part_of = nullptr, std::uint8_t part = 0);
-  // Appends another Groups' groups after these, each a group of its own
-  // (the ordered path's ranges, which share no group), without a lookup.
-  void append_from(const Groups& other);
+  // Appends the groups of `parts` after these, in order, each a group of
+  // its own (the ordered path's ranges, which share no group), without a
+  // lookup: every column of keys and states concatenated by a task of its
+  // own, the tasks in parallel. Not for groups with perfect-hash ids.
+  void append_all(const std::vector<const Groups*>& parts);
   // Splits the groups into `parts` (at most 256) parts by a hash of their
   // set and id (or key bytes): a group falls in the same part in every
   // thread's Groups, so the parts merge independently.

@@ -4,6 +4,8 @@
 #include <limits>
 #include <stdexcept>
 
+#include "sql/concatenate.hpp"
+
 namespace gpuolap::sql {
 
 std::string_view type_name(SqlType type) {
@@ -64,15 +66,13 @@ void ValueVector::push_from(const ValueVector& from, std::size_t row) {
   else if (type == SqlType::String) strings.push_back(from.strings[row]);
 }
 
-void ValueVector::append(const ValueVector& from) {
-  if (from.type == SqlType::Null) {
-    for (std::size_t i = 0; i < from.size(); ++i) push_null();
-    return;
-  }
-  nulls.insert(nulls.end(), from.nulls.begin(), from.nulls.end());
-  if (uses_ints(type)) ints.insert(ints.end(), from.ints.begin(), from.ints.end());
-  else if (type == SqlType::Double) doubles.insert(doubles.end(), from.doubles.begin(), from.doubles.end());
-  else if (type == SqlType::String) strings.insert(strings.end(), from.strings.begin(), from.strings.end());
+void ValueVector::append_all(const std::vector<const ValueVector*>& parts, std::vector<std::function<void()>>& tasks) {
+  for (const ValueVector* p : parts)
+    if (p->type != type) throw std::logic_error("ValueVector::append_all: a part of another type");
+  add_concatenation(tasks, nulls, parts, &ValueVector::nulls);
+  add_concatenation(tasks, ints, parts, &ValueVector::ints);
+  add_concatenation(tasks, doubles, parts, &ValueVector::doubles);
+  add_concatenation(tasks, strings, parts, &ValueVector::strings);
 }
 
 void ValueVector::set_from(std::size_t row, const ValueVector& from, std::size_t from_row) {

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,8 +41,10 @@ struct ValueVector {
   void push_string(std::string v);
   // Appends row `row` of `from`, which has this vector's type (or Null).
   void push_from(const ValueVector& from, std::size_t row);
-  // Appends every row of `from`, which has this vector's type (or Null).
-  void append(const ValueVector& from);
+  // Adds to `tasks` the appending of every row of each of `parts` (each of
+  // this vector's type), in order: a task per column of values, which may
+  // run at once (concatenate.hpp).
+  void append_all(const std::vector<const ValueVector*>& parts, std::vector<std::function<void()>>& tasks);
   // Overwrites row `row` with row `from_row` of `from` (same type).
   void set_from(std::size_t row, const ValueVector& from, std::size_t from_row);
   // `count` copies of row 0: a constant broadcast over a batch.
