@@ -161,10 +161,10 @@ QueryResult run_cpu_parallel(const LogicalQuery& q, const PhysicalPlan& plan, co
     }
     std::string how = "merge " + std::to_string(partial.size()) + " thread-local tables";
     // T tables of G groups: serially T x G hash operations; in parts about
-    // T x G / threads, then G for the parts: a gain from 3 tables on.
-    if (partial.size() > 2 && partial_groups > kParallelMergeGroups) {
+    // T x G / threads, and the parts, which share no group, appended.
+    if (partial.size() > 1 && partial_groups > kParallelMergeGroups) {
       // Many groups: merged part by part in parallel (a group is in the
-      // same part in every thread's table), then the parts, each group once.
+      // same part in every thread's table), then the parts appended.
       const std::size_t parts = std::min<std::size_t>(256, 2 * static_cast<std::size_t>(threads));
       std::vector<std::vector<std::uint8_t>> part_of(partial.size());
       tbb::parallel_for(std::size_t{0}, partial.size(), [&](std::size_t t) { part_of[t] = partial[t]->parts_of_groups(parts); });
@@ -178,8 +178,10 @@ QueryResult run_cpu_parallel(const LogicalQuery& q, const PhysicalPlan& plan, co
           merged_parts[p]->merge_from(*partial[t], &part_of[t], static_cast<std::uint8_t>(p));
         }
       });
-      for (const auto& m : merged_parts) merged.merge_from(*m);
-      how += " in " + std::to_string(parts) + " parts in parallel";
+      std::vector<const Groups*> disjoint;
+      for (const auto& m : merged_parts) disjoint.push_back(m.get());
+      merged.append_all(disjoint);
+      how += " in " + std::to_string(parts) + " parts in parallel, appended";
     } else {
       for (const Groups* groups : partial) merged.merge_from(*groups);
     }

@@ -418,7 +418,8 @@ void Groups::use_perfect_hashes(const std::vector<PerfectHash>& hashes) {
 
 std::uint32_t& Groups::group_of_id(std::size_t set, std::uint64_t id) {
   // unordered_map's references stay valid as it grows.
-  return perfect[set].hashed ? hashed_groups[set].try_emplace(id, kNoRow).first->second : perfect_groups[set][id];
+  static_assert(IdTable::kAbsent == kNoRow);
+  return perfect[set].hashed ? hashed_groups[set][id] : perfect_groups[set][id];
 }
 
 std::uint32_t Groups::add_with_id(std::size_t set, const std::vector<ValueVector>& key_values, std::size_t row,
@@ -464,13 +465,14 @@ void Groups::consume(const Batch& batch, const Evaluator& rows, const std::vecto
       for (std::size_t i = 0; i < count; ++i) {
         std::uint32_t& g = group_of_id(s, slots[i]);
         if (g == kNoRow) {
-          if (all_perfect) {
-            std::vector<ValueVector> one_row;
-            for (const auto& k : q.group_keys) one_row.push_back(rows.evaluate(*k, {static_cast<std::uint32_t>(i)}));
-            g = add_with_id(s, one_row, 0, slots[i]);
-          } else {
-            g = add_with_id(s, key_values, i, slots[i]);
+          // A new group needs its key values: the batch's keys are evaluated
+          // once, at its first new group (a batch of known groups needs none;
+          // evaluating one row at a time cost more than the whole scan when
+          // a batch brings many new groups).
+          if (key_values.empty()) {
+            for (const auto& k : q.group_keys) key_values.push_back(rows.evaluate(*k, positions));
           }
+          g = add_with_id(s, key_values, i, slots[i]);
         }
         group_of_row[i] = g;
       }
@@ -546,12 +548,24 @@ void Groups::merge_from(const Groups& other, const std::vector<std::uint8_t>* pa
 
 void Groups::append_all(const std::vector<const Groups*>& parts) {
   std::size_t total = set_of.size();
+  bool ids = !perfect_id.empty();
   for (const Groups* p : parts) {
     total += p->set_of.size();
-    if (!p->perfect_id.empty()) throw std::logic_error("Groups::append_all: groups with perfect-hash ids");
+    ids = ids || !p->perfect_id.empty();
   }
   if (total > max_groups) too_many(max_groups, "groups");
   Tasks tasks;
+  if (ids) {
+    // A Groups' ids stop at its last group that has one: padded with kNoId.
+    tasks.push_back([this, &parts, total] {
+      perfect_id.resize(set_of.size(), kNoId);
+      perfect_id.reserve(total);
+      for (const Groups* p : parts) {
+        perfect_id.insert(perfect_id.end(), p->perfect_id.begin(), p->perfect_id.end());
+        perfect_id.resize(perfect_id.size() + p->set_of.size() - p->perfect_id.size(), kNoId);
+      }
+    });
+  }
   add_concatenation(tasks, set_of, parts, &Groups::set_of);
   for (std::size_t k = 0; k < keys.size(); ++k) {
     std::vector<const ValueVector*> columns;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "sql/expression.hpp"
+#include "sql/id_table.hpp"
 #include "sql/logical_query.hpp"
 #include "sql/plan.hpp"
 #include "sql/query_result.hpp"
@@ -142,7 +143,7 @@ struct Groups {
   // the group of each slot.
   std::vector<PerfectHash> perfect;
   std::vector<std::vector<std::uint32_t>> perfect_groups;
-  std::vector<std::unordered_map<std::uint64_t, std::uint32_t>> hashed_groups;  // sets whose ids are hashed
+  std::vector<IdTable> hashed_groups;  // sets whose ids are hashed
   std::vector<std::uint64_t> perfect_id;  // per group: its id in its set's perfect hash, or kNoId
   static constexpr std::uint64_t kNoId = ~std::uint64_t{0};
   void use_perfect_hashes(const std::vector<PerfectHash>& hashes);
@@ -153,9 +154,11 @@ struct Groups {
   // `part_of`, only its groups of part `part` (see parts_of_groups).
   void merge_from(const Groups& other, const std::vector<std::uint8_t>* part_of = nullptr, std::uint8_t part = 0);
   // Appends the groups of `parts` after these, in order, each a group of
-  // its own (the ordered path's ranges, which share no group), without a
-  // lookup: every column of keys and states concatenated by a task of its
-  // own, the tasks in parallel. Not for groups with perfect-hash ids.
+  // its own (parts that share no group: the ordered path's ranges, the
+  // parts of a parallel merge), without a lookup: every column of keys,
+  // ids and states concatenated by a task of its own, the tasks in
+  // parallel. The appended groups are not entered in the lookup tables, so
+  // nothing may be merged into them afterwards (derive() only reads them).
   void append_all(const std::vector<const Groups*>& parts);
   // Splits the groups into `parts` (at most 256) parts by a hash of their
   // set and id (or key bytes): a group falls in the same part in every
