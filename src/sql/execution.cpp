@@ -376,6 +376,9 @@ Batch JoinedRows::rows(std::size_t begin, std::size_t end, PipelineTimes& times)
   return batch;
 }
 
+// How many lookups ahead of the current one a loop over ids prefetches.
+constexpr std::size_t kPrefetchAhead = 16;
+
 Groups::Groups(const LogicalQuery& query, const SourceText& src, std::vector<std::vector<int>> grouping_sets,
                std::size_t visible, std::uint64_t most_groups)
     : q(query), source(src), sets(std::move(grouping_sets)), visible_sets(visible), max_groups(most_groups) {
@@ -463,6 +466,7 @@ void Groups::consume(const Batch& batch, const Evaluator& rows, const std::vecto
       }
       group_of_row.resize(count);
       for (std::size_t i = 0; i < count; ++i) {
+        if (perfect[s].hashed && i + kPrefetchAhead < count) hashed_groups[s].prefetch(slots[i + kPrefetchAhead]);
         std::uint32_t& g = group_of_id(s, slots[i]);
         if (g == kNoRow) {
           // A new group needs its key values: the batch's keys are evaluated
@@ -529,6 +533,11 @@ std::vector<std::uint8_t> Groups::parts_of_groups(std::size_t parts) const {
 void Groups::merge_from(const Groups& other, const std::vector<std::uint8_t>* part_of, std::uint8_t part) {
   std::string key_bytes;
   for (std::uint32_t og = 0; og < other.set_of.size(); ++og) {
+    if (const std::uint32_t ahead = og + kPrefetchAhead; ahead < other.perfect_id.size()) {
+      const std::size_t s = other.set_of[ahead];
+      if (other.perfect_id[ahead] != kNoId && s < perfect.size() && perfect[s].hashed)
+        hashed_groups[s].prefetch(other.perfect_id[ahead]);
+    }
     if (part_of && (*part_of)[og] != part) continue;
     const std::size_t s = other.set_of[og];
     std::uint32_t g;
