@@ -114,6 +114,7 @@ QueryResult run_cpu_parallel(const LogicalQuery& q, const PhysicalPlan& plan, co
         Evaluator evaluator(leaves, &source);
         groups->consume(batch, evaluator, plan.fed_sets);
       }
+      groups->finish();  // each range's finals, in parallel: appended instead of the states
       range_groups[r] = std::move(groups);
     });
     timings.push_back({"scan + join + aggregate (ordered, " + std::to_string(ranges) + " ranges cut at group starts, " +
@@ -124,9 +125,8 @@ QueryResult run_cpu_parallel(const LogicalQuery& q, const PhysicalPlan& plan, co
     all.ordered = true;
     std::vector<const Groups*> parts;
     for (const auto& groups : range_groups) parts.push_back(groups.get());
-    all.append_all(parts);
+    all.append_all(parts, /*finished=*/true);
     timings.push_back({"append the ranges' groups in order", seconds_since(start), all.set_of.size()});
-    all.finish();
     return finish_groups(q, all, source, limits.max_rows, std::move(timings));
   }
 

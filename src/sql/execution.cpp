@@ -555,7 +555,7 @@ void Groups::merge_from(const Groups& other, const std::vector<std::uint8_t>* pa
   }
 }
 
-void Groups::append_all(const std::vector<const Groups*>& parts) {
+void Groups::append_all(const std::vector<const Groups*>& parts, bool finished) {
   std::size_t total = set_of.size();
   bool ids = !perfect_id.empty();
   for (const Groups* p : parts) {
@@ -581,10 +581,23 @@ void Groups::append_all(const std::vector<const Groups*>& parts) {
     for (const Groups* p : parts) columns.push_back(&p->keys[k]);
     keys[k].append_all(columns, tasks);
   }
+  if (finished) {
+    for (const Groups* p : parts)
+      if (p->finals.size() != aggregates.size()) throw std::logic_error("Groups::append_all: a part is not finished");
+    // Sized before the tasks take references to its elements.
+    finals.clear();
+    for (const auto& call : q.aggregates) finals.emplace_back(call.result_type);
+  }
   for (std::size_t a = 0; a < aggregates.size(); ++a) {
-    std::vector<const AggregateState*> states;
-    for (const Groups* p : parts) states.push_back(&p->aggregates[a]);
-    aggregates[a].append_all(states, tasks);
+    if (finished) {
+      std::vector<const ValueVector*> columns;
+      for (const Groups* p : parts) columns.push_back(&p->finals[a]);
+      finals[a].append_all(columns, tasks);  // finals is sized above: its elements stay put
+    } else {
+      std::vector<const AggregateState*> states;
+      for (const Groups* p : parts) states.push_back(&p->aggregates[a]);
+      aggregates[a].append_all(states, tasks);
+    }
   }
   tbb::parallel_for(std::size_t{0}, tasks.size(), [&](std::size_t t) { tasks[t](); });
 }

@@ -159,7 +159,10 @@ struct Groups {
   // ids and states concatenated by a task of its own, the tasks in
   // parallel. The appended groups are not entered in the lookup tables, so
   // nothing may be merged into them afterwards (derive() only reads them).
-  void append_all(const std::vector<const Groups*>& parts);
+  // With `finished`, the parts have been finish()ed (in parallel, by their
+  // owners): their finals are appended instead of their states, and these
+  // groups are finished too.
+  void append_all(const std::vector<const Groups*>& parts, bool finished = false);
   // Splits the groups into `parts` (at most 256) parts by a hash of their
   // set and id (or key bytes): a group falls in the same part in every
   // thread's Groups, so the parts merge independently.
