@@ -233,12 +233,16 @@ TEST(SqlEngines, OrderedParallelRangesStartAtGroupStarts) {
   for (int i = 0; i < 40000; ++i) d.push_back(1.0 + i / 3), k.push_back(i / 3000);
   for (int i = 0; i < 25000; ++i) d.push_back(1e9), k.push_back(5);                 // longer than a range
   for (int i = 0; i < 5000; ++i) d.push_back(i % 2 ? -nan : nan), k.push_back(8);
-  for (std::size_t i = 0; i < d.size(); ++i) v.push_back(static_cast<std::int64_t>(i % 97));
+  std::vector<OptString> t;
+  for (std::size_t i = 0; i < d.size(); ++i) {
+    v.push_back(static_cast<std::int64_t>(i % 97));
+    t.push_back(i % 11 == 0 ? OptString() : OptString("s" + std::to_string(i % 13)));
+  }
   // NULL keys of k sort first within their d: order the first 300 rows so.
   std::stable_sort(k.begin(), k.begin() + 300, [](const OptInt& a, const OptInt& b) { return !a && b; });
   auto sorted = std::make_shared<table::Table>();
   sorted->name = "s";
-  sorted->columns = {double_column("d", d), int_column("k", k), int_column("v", v)};
+  sorted->columns = {double_column("d", d), int_column("k", k), int_column("v", v), string_column("t", t)};
   sorted->sort_order = {"d", "k"};
   auto unsorted = std::make_shared<table::Table>(*sorted);
   unsorted->sort_order.clear();
@@ -260,6 +264,12 @@ TEST(SqlEngines, OrderedParallelRangesStartAtGroupStarts) {
             csv_of(without_order, q + " ORDER BY d NULLS FIRST, k NULLS FIRST"));
   const std::string one_key = "SELECT d, count(*) FROM s GROUP BY d";
   EXPECT_EQ(parallel_csv(one_key), csv_of(with_order, one_key));
+  // Every kind of aggregate state through the ranges' finals: a 128-bit
+  // AVG of integers, a double SUM, the best string, distinct values.
+  const std::string every = "SELECT d, avg(v), sum(d * 0.5), max(t), min(t), count(DISTINCT v % 7), count(t) FROM s "
+                            "GROUP BY d";
+  EXPECT_EQ(parallel_csv(every), csv_of(with_order, every));
+  EXPECT_EQ(parallel_csv(every + " ORDER BY d NULLS FIRST"), csv_of(without_order, every + " ORDER BY d NULLS FIRST"));
 }
 
 }  // namespace
