@@ -188,7 +188,7 @@ QueryResult run_cpu_parallel(const LogicalQuery& q, const PhysicalPlan& plan, co
     timings.push_back({how, seconds_since(start), merged.set_of.size()});
     if (plan.fed_sets.size() < plan.aggregated_sets.size()) {
       start = Clock::now();
-      std::vector<std::string> lines = merged.derive(plan.fed_sets);
+      std::vector<std::string> lines = merged.derive(plan.fed_sets, /*parallel=*/true);
       std::string what = "lattice:";
       for (const auto& l : lines) what += " " + l + ";";
       timings.push_back({what, seconds_since(start), merged.set_of.size()});

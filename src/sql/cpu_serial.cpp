@@ -65,7 +65,7 @@ QueryResult run_cpu_serial(const LogicalQuery& q, const PhysicalPlan& plan, cons
                      consume_seconds, groups.set_of.size()});
   if (plan.fed_sets.size() < plan.aggregated_sets.size()) {
     Clock::time_point start = Clock::now();
-    std::vector<std::string> lines = groups.derive(plan.fed_sets);
+    std::vector<std::string> lines = groups.derive(plan.fed_sets, /*parallel=*/false);
     std::string what = "lattice:";
     for (const auto& l : lines) what += " " + l + ";";
     timings.push_back({what, seconds_since(start), groups.set_of.size()});

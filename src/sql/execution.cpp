@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <memory>
 #include <numeric>
 
 #include "gpuolap/error.hpp"
@@ -555,7 +556,7 @@ void Groups::merge_from(const Groups& other, const std::vector<std::uint8_t>* pa
   }
 }
 
-void Groups::append_all(const std::vector<const Groups*>& parts, bool finished) {
+void Groups::append_all(const std::vector<const Groups*>& parts, bool finished, bool parallel) {
   std::size_t total = set_of.size();
   bool ids = !perfect_id.empty();
   for (const Groups* p : parts) {
@@ -599,69 +600,118 @@ void Groups::append_all(const std::vector<const Groups*>& parts, bool finished) 
       aggregates[a].append_all(states, tasks);
     }
   }
-  tbb::parallel_for(std::size_t{0}, tasks.size(), [&](std::size_t t) { tasks[t](); });
+  if (parallel) {
+    tbb::parallel_for(std::size_t{0}, tasks.size(), [&](std::size_t t) { tasks[t](); });
+  } else {
+    for (auto& task : tasks) task();
+  }
 }
 
-std::vector<std::string> Groups::derive(std::vector<std::size_t> computed) {
+std::vector<std::string> Groups::derive(std::vector<std::size_t> computed, bool parallel) {
   std::vector<std::string> lines;
   std::vector<std::size_t> group_count(sets.size(), 0);
   for (std::uint32_t s : set_of) ++group_count[s];
-  std::vector<std::size_t> order(sets.size());
-  std::iota(order.begin(), order.end(), 0);
-  // Finer sets first, so that coarser ones find small parents.
-  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return sets[a].size() > sets[b].size(); });
-  for (std::size_t s : order) {
-    if (std::find(computed.begin(), computed.end(), s) != computed.end()) continue;
-    std::size_t parent = sets.size();
-    for (std::size_t c : computed) {
-      bool contains = std::all_of(sets[s].begin(), sets[s].end(), [&](int k) { return in_set[c][k]; });
-      if (contains && (parent == sets.size() || group_count[c] < group_count[parent])) parent = c;
-    }
-    std::vector<std::uint32_t> parent_groups;
-    for (std::uint32_t g = 0; g < set_of.size(); ++g) {
-      if (set_of[g] == parent) parent_groups.push_back(g);
-    }
-    std::string key_bytes;
-    // Where both sets have perfect-hash ids, the child's id is the parent's
-    // digits of the child's keys, re-weighted: no key bytes, no string hash.
-    const bool by_ids = s < perfect.size() && parent < perfect.size() && perfect[s].slots > 0 &&
-                        perfect[parent].slots > 0;
-    std::vector<const PerfectHash::Key*> parent_key_of;  // per key of s: the same key in the parent's hash
-    for (std::size_t j = 0; by_ids && j < sets[s].size(); ++j) {
-      const auto at = std::find(sets[parent].begin(), sets[parent].end(), sets[s][j]) - sets[parent].begin();
-      parent_key_of.push_back(&perfect[parent].keys[static_cast<std::size_t>(at)]);
-    }
-    for (std::uint32_t pg : parent_groups) {
-      std::uint32_t g;
-      const std::uint64_t parent_id = by_ids && pg < perfect_id.size() ? perfect_id[pg] : kNoId;
-      if (parent_id != kNoId) {
-        std::uint64_t id = 0;
-        for (std::size_t j = 0; j < sets[s].size(); ++j) {
-          const PerfectHash::Key& from = *parent_key_of[j];
-          id += (parent_id / from.stride) % from.radix * perfect[s].keys[j].stride;
-        }
-        std::uint32_t& slot = group_of_id(s, id);
-        if (slot == kNoRow) slot = add_with_id(s, keys, pg, id);
-        g = slot;
-      } else {
-        key_bytes.clear();
-        for (int k : sets[s]) append_key_bytes(keys[k], pg, key_bytes);
-        g = find_or_add(s, key_bytes, keys, pg);
+  const auto is_computed = [&](std::size_t s) { return std::find(computed.begin(), computed.end(), s) != computed.end(); };
+  const auto contains = [&](std::size_t c, std::size_t s) {
+    return std::all_of(sets[s].begin(), sets[s].end(), [&](int k) { return in_set[c][k]; });
+  };
+  // In waves: a set is derived once every set that could be its parent (a
+  // larger set containing it, or an equal one listed before it) has been,
+  // from the computed parent with the fewest groups; the sets of a wave are
+  // derived at once, each into Groups of its own, then appended. ROLLUP x
+  // ROLLUP's two sets under the finest are one wave: two passes over its
+  // groups side by side instead of one after the other.
+  for (;;) {
+    std::vector<std::size_t> ready, parents;
+    for (std::size_t s = 0; s < sets.size(); ++s) {
+      if (is_computed(s)) continue;
+      bool waits = false;
+      for (std::size_t c = 0; c < sets.size() && !waits; ++c) {
+        const bool could_parent = c != s && contains(c, s) &&
+                                  (sets[c].size() > sets[s].size() || (sets[c].size() == sets[s].size() && c < s));
+        waits = could_parent && !is_computed(c);
       }
-      for (auto& a : aggregates) a.merge(g, a, pg);
+      if (waits) continue;
+      std::size_t parent = sets.size();
+      for (std::size_t c : computed) {
+        if (contains(c, s) && (parent == sets.size() || group_count[c] < group_count[parent])) parent = c;
+      }
+      if (parent == sets.size()) throw std::logic_error("Groups::derive: a set with no computed set containing it");
+      ready.push_back(s);
+      parents.push_back(parent);
     }
-    group_count[s] = static_cast<std::size_t>(std::count(set_of.begin(), set_of.end(), static_cast<std::uint32_t>(s)));
-    lines.push_back("set " + std::to_string(s + 1) + " (" + std::to_string(group_count[s]) + " groups) from set " +
-                    std::to_string(parent + 1) + " (" + std::to_string(parent_groups.size()) + " groups)");
-    computed.push_back(s);
+    if (ready.empty()) break;
+    std::vector<std::unique_ptr<Groups>> derived(ready.size());
+    const auto derive_one = [&](std::size_t i) {
+      auto into = std::make_unique<Groups>(q, source, sets, visible_sets, max_groups);
+      // Only the derived set's lookup: an array of every set's slots per wave would cost more than it saves.
+      const std::size_t s = ready[i];
+      into->perfect = perfect;
+      into->perfect_groups.resize(perfect.size());
+      into->hashed_groups.resize(perfect.size());
+      if (s < perfect.size() && perfect[s].slots > 0 && !perfect[s].hashed) into->perfect_groups[s].assign(perfect[s].slots, kNoRow);
+      derive_into(s, parents[i], *into);
+      derived[i] = std::move(into);
+    };
+    if (parallel) {
+      tbb::parallel_for(std::size_t{0}, ready.size(), derive_one);
+    } else {
+      for (std::size_t i = 0; i < ready.size(); ++i) derive_one(i);
+    }
+    std::vector<const Groups*> parts;
+    for (const auto& d : derived) parts.push_back(d.get());
+    append_all(parts, /*finished=*/false, parallel);
+    for (std::size_t i = 0; i < ready.size(); ++i) {
+      const std::size_t s = ready[i];
+      group_count[s] = derived[i]->set_of.size();
+      lines.push_back("set " + std::to_string(s + 1) + " (" + std::to_string(group_count[s]) + " groups) from set " +
+                      std::to_string(parents[i] + 1) + " (" + std::to_string(group_count[parents[i]]) + " groups)");
+      computed.push_back(s);
+    }
   }
   return lines;
 }
 
+void Groups::derive_into(std::size_t s, std::size_t parent, Groups& into) const {
+  std::string key_bytes;
+  // Where both sets have perfect-hash ids, the child's id is the parent's
+  // digits of the child's keys, re-weighted: no key bytes, no string hash.
+  const bool by_ids =
+      s < perfect.size() && parent < perfect.size() && perfect[s].slots > 0 && perfect[parent].slots > 0;
+  std::vector<const PerfectHash::Key*> parent_key_of;  // per key of s: the same key in the parent's hash
+  for (std::size_t j = 0; by_ids && j < sets[s].size(); ++j) {
+    const auto at = std::find(sets[parent].begin(), sets[parent].end(), sets[s][j]) - sets[parent].begin();
+    parent_key_of.push_back(&perfect[parent].keys[static_cast<std::size_t>(at)]);
+  }
+  for (std::uint32_t pg = 0; pg < set_of.size(); ++pg) {
+    if (set_of[pg] != parent) continue;
+    std::uint32_t g;
+    const std::uint64_t parent_id = by_ids && pg < perfect_id.size() ? perfect_id[pg] : kNoId;
+    if (parent_id != kNoId) {
+      std::uint64_t id = 0;
+      for (std::size_t j = 0; j < sets[s].size(); ++j) {
+        const PerfectHash::Key& from = *parent_key_of[j];
+        id += (parent_id / from.stride) % from.radix * perfect[s].keys[j].stride;
+      }
+      std::uint32_t& slot = into.group_of_id(s, id);
+      if (slot == kNoRow) slot = into.add_with_id(s, keys, pg, id);
+      g = slot;
+    } else {
+      key_bytes.clear();
+      for (int k : sets[s]) append_key_bytes(keys[k], pg, key_bytes);
+      g = into.find_or_add(s, key_bytes, keys, pg);
+    }
+    for (std::size_t a = 0; a < aggregates.size(); ++a) into.aggregates[a].merge(g, aggregates[a], pg);
+  }
+}
+
 void Groups::finish() {
-  // The empty grouping set has its one row even over no rows.
+  // The empty grouping set has its one row even over no rows (its group
+  // may have been appended from a derivation: set_of, not per_set, says).
+  std::vector<bool> has_group(sets.size(), false);
+  for (std::uint32_t s : set_of) has_group[s] = true;
   for (std::size_t s = 0; s < visible_sets; ++s) {
-    if (sets[s].empty() && per_set[s].empty()) find_or_add(s, "", std::vector<ValueVector>(keys.size()), 0);
+    if (sets[s].empty() && !has_group[s]) find_or_add(s, "", std::vector<ValueVector>(keys.size()), 0);
   }
   finals.clear();
   for (const auto& a : aggregates) finals.push_back(a.finish());

@@ -162,14 +162,18 @@ struct Groups {
   // With `finished`, the parts have been finish()ed (in parallel, by their
   // owners): their finals are appended instead of their states, and these
   // groups are finished too.
-  void append_all(const std::vector<const Groups*>& parts, bool finished = false);
+  // `parallel`: the tasks on TBB's threads (cpu-serial runs them in turn).
+  void append_all(const std::vector<const Groups*>& parts, bool finished = false, bool parallel = true);
   // Splits the groups into `parts` (at most 256) parts by a hash of their
   // set and id (or key bytes): a group falls in the same part in every
   // thread's Groups, so the parts merge independently.
   std::vector<std::uint8_t> parts_of_groups(std::size_t parts) const;
   // Fills every set not in `computed` from the smallest computed set that
   // contains it; returns a line per derived set saying from which.
-  std::vector<std::string> derive(std::vector<std::size_t> computed);
+  // `parallel`: a wave's sets derived at once on TBB's threads (cpu-parallel).
+  std::vector<std::string> derive(std::vector<std::size_t> computed, bool parallel);
+  // The groups of set `s` from those of its computed `parent`, added to `into`.
+  void derive_into(std::size_t s, std::size_t parent, Groups& into) const;
   // Adds the row of an empty grouping set over no rows; computes the finals.
   void finish();
   // The groups of the query's sets (not the hidden one), in order.
