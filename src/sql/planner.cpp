@@ -1,5 +1,8 @@
 #include "sql/plan.hpp"
 
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_reduce.h>
+
 #include <algorithm>
 #include <limits>
 #include <map>
@@ -107,6 +110,30 @@ constexpr std::uint64_t kMostPerfectSlots = std::uint64_t{1} << 20;
 // query: a CUBE's sets share their columns.
 using ColumnRanges = std::map<std::pair<int, int>, std::pair<std::int64_t, std::int64_t>>;
 
+// The least and greatest non-NULL value of an integer or date column
+// (lo > hi when there is none), on every core: this planning pass read the
+// key columns once a query on one core (some 20 ms of a 90 ms CUBE over
+// 5 M rows on the 2-core VM), a serial step before a parallel plan.
+std::pair<std::int64_t, std::int64_t> value_range(const table::Column& c) {
+  using Range = std::pair<std::int64_t, std::int64_t>;
+  const Range none{std::numeric_limits<std::int64_t>::max(), std::numeric_limits<std::int64_t>::min()};
+  return tbb::parallel_reduce(
+      tbb::blocked_range<std::size_t>(0, column_rows(c), 1 << 16), none,
+      [&](const tbb::blocked_range<std::size_t>& rows, Range range) {
+        const auto scan = [&](const auto& values) {
+          for (std::size_t r = rows.begin(); r != rows.end(); ++r) {
+            if (c.is_null(r)) continue;
+            range.first = std::min<std::int64_t>(range.first, values[r]);
+            range.second = std::max<std::int64_t>(range.second, values[r]);
+          }
+        };
+        if (c.type == table::ColumnType::Int64) scan(c.int64s);
+        else scan(c.int32s);
+        return range;
+      },
+      [](Range a, Range b) { return Range{std::min(a.first, b.first), std::max(a.second, b.second)}; });
+}
+
 PerfectHash perfect_hash_of(const LogicalQuery& q, const std::vector<int>& set, ColumnRanges& ranges) {
   PerfectHash hash;
   if (set.empty()) return hash;
@@ -123,16 +150,7 @@ PerfectHash perfect_hash_of(const LogicalQuery& q, const std::vector<int>& set, 
       return {};
     } else {
       auto [known, fresh] = ranges.try_emplace({key.table, key.column});
-      if (fresh) {
-        std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = std::numeric_limits<std::int64_t>::min();
-        for (std::size_t r = 0; r < column_rows(c); ++r) {
-          if (c.is_null(r)) continue;
-          std::int64_t v = c.type == table::ColumnType::Int64 ? c.int64s[r] : c.int32s[r];
-          lo = std::min(lo, v);
-          hi = std::max(hi, v);
-        }
-        known->second = {lo, hi};
-      }
+      if (fresh) known->second = value_range(c);
       auto [lo, hi] = known->second;
       if (lo > hi) {
         lo = hi = 0;
