@@ -136,13 +136,21 @@ void DimensionIndex::probe_all(const table::Column& probe, const std::vector<std
       probe.type != table::ColumnType::Double) {
     // The star join's common case: one load a row, no per-row dispatch.
     // Unsigned arithmetic folds "below min" into "beyond the span".
+    // Every row is written and the count advanced only on a match: no
+    // branch on the data, no push_back's capacity test.
     auto lookup = [&](const auto* keys) {
+      positions.resize(n);
+      matches.resize(n);
+      std::size_t found = 0;
       for (std::size_t i = 0; i < n; ++i) {
         const std::uint64_t slot = static_cast<std::uint64_t>(static_cast<std::int64_t>(keys[probe_rows[i]]) - min_);
-        if (slot >= slots_.size() || slots_[slot] == kNoRow) continue;
-        positions.push_back(static_cast<std::uint32_t>(i));
-        matches.push_back(slots_[slot]);
+        const std::uint32_t match = slot < slots_.size() ? slots_[slot] : kNoRow;
+        positions[found] = static_cast<std::uint32_t>(i);
+        matches[found] = match;
+        found += match != kNoRow;
       }
+      positions.resize(found);
+      matches.resize(found);
     };
     if (probe.type == table::ColumnType::Int64) lookup(probe.int64s.data());
     else lookup(probe.int32s.data());
@@ -254,6 +262,19 @@ void AggregateState::update_rows(const std::vector<std::uint32_t>& groups, const
       ++count_[groups[i]];
       double_sum_[groups[i]] += arg->doubles[i];
     }
+    return;
+  }
+  if (!call_->distinct && int_sums_) {  // SUM of integers: exact, an overflow is PostgreSQL's error
+    for (std::size_t i = 0; i < n; ++i) {
+      if (arg->nulls[i]) continue;
+      ++count_[groups[i]];
+      if (__builtin_add_overflow(int_sum_[groups[i]], arg->ints[i], &int_sum_[groups[i]]))
+        source_->fail(call_->location, "bigint out of range (the integer sum overflows 64 bits)");
+    }
+    return;
+  }
+  if (!call_->distinct && call_->function == AggregateFunction::Count) {
+    for (std::size_t i = 0; i < n; ++i) count_[groups[i]] += arg->nulls[i] == 0;
     return;
   }
   for (std::size_t i = 0; i < n; ++i) update(groups[i], arg, i);
