@@ -77,6 +77,7 @@ std::vector<Contender> contenders(const BenchOptions& o, int device_count) {
       // GPUs 0..k-1 for k = 2, 4, 8, ... below the count, then all of them.
       for (int k = 2; k < device_count; k *= 2) {
         GpuOptions first = o.gpu;
+        first.gpus = GpuSet{};  // GPUs 0..k-1, whatever --gpus named
         for (int d = 0; d < k; ++d) first.gpus.devices.push_back(d);
         out.push_back({"gpu " + describe(first), e, first});
       }

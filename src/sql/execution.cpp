@@ -608,8 +608,10 @@ void Groups::append_all(const std::vector<const Groups*>& parts, bool finished, 
   Tasks tasks;
   if (ids) {
     // A Groups' ids stop at its last group that has one: padded with kNoId.
-    tasks.push_back([this, &parts, total] {
-      perfect_id.resize(set_of.size(), kNoId);
+    // This one's count is read here: set_of grows in a task beside this one.
+    const std::size_t before = set_of.size();
+    tasks.push_back([this, &parts, total, before] {
+      perfect_id.resize(before, kNoId);
       perfect_id.reserve(total);
       for (const Groups* p : parts) {
         perfect_id.insert(perfect_id.end(), p->perfect_id.begin(), p->perfect_id.end());

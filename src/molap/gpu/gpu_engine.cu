@@ -137,8 +137,8 @@ PlanFacts GpuEngine::plan_facts(const QueryPlan& plan, const CubeUpdate& update,
 std::string gpu_engine_limit(const FactTable& facts, const AggregationMap& map, size_t devices) {
   if (std::string limit = gpu::query_limit(map); !limit.empty()) return limit;
   // The slices are balanced by bytes in whole pages, so each of `devices`
-  // gets about its share; run_part checks the slice it is given.
-  if (facts.size() / devices >= gpu::kMaxFactsPerDevice)
+  // gets its share give or take a page; run_part checks the slice it is given.
+  if ((facts.size() + devices - 1) / devices + facts.page_size() >= gpu::kMaxFactsPerDevice)
     return gpu::text("the table has ", facts.size(), " facts; a GPU holds fewer than 2^32 of them",
                      devices > 1 ? gpu::text(", and ", devices, " GPUs fewer than ", devices, " x 2^32")
                                  : std::string(" (--gpus all splits a table over every GPU)"));
