@@ -135,4 +135,15 @@ struct GroupbyOrderedOptions {
 };
 int run_groupby_ordered(const GroupbyOrderedOptions& o);
 
+// Full cube creation over a table: the cells as CSV on stdout or stored as
+// a table (--out), the stages on stderr (--timing).
+struct CubeBuildOptions {
+  std::string db, table, dims, sets, measure, algorithm = "auto", out;
+  int threads = 0;
+  int device = -1;
+  int repeat = 1;
+  bool timing = false, selfcheck = false;
+};
+int run_cube_build(const CubeBuildOptions& o);
+
 }  // namespace gpuolap::cli

@@ -326,6 +326,33 @@ int main(int argc, char** argv) {
   go->add_flag("--timing", gbo.timing, "Print the plan and each kernel's time on stderr");
   go->add_flag("--selfcheck", gbo.selfcheck,
                "Run every architecture and variant on the table and compare each with cpu-serial");
+  CubeBuildOptions cube_build;
+  auto* cube = app.add_subcommand("cube", "Full cubes of a table: every grouping set of its columns (README, \"Full cubes\")");
+  cube->require_subcommand(1);
+  auto* cb = cube->add_subcommand("build", "Build every grouping set of a table's columns (hierarchies as rollups)");
+  cb->add_option("--db", cube_build.db, "Database directory")->required();
+  cb->add_option("--table", cube_build.table, "The table")->required();
+  cb->add_option("--dims", cube_build.dims,
+                 "Dimensions, each a rollup from coarse to fine: 'year>month>day, product_group>product'; the sets are "
+                 "the product of the rollups (a one-column dimension: kept or not, as CUBE)")
+      ->required();
+  cb->add_option("--sets", cube_build.sets,
+                 "GROUPING SETS over the --dims columns instead of the rollups' product: '(year, month), (product), ()'");
+  cb->add_option("--measure", cube_build.measure, "Aggregates: 'sum(amount),count(*),min(x),max(x),avg(x),count(x)'")
+      ->required();
+  cb->add_option("--algorithm", cube_build.algorithm,
+                 "cpu-sequential, cpu-partitioned, gpu-naive, gpu-sorted, gpu-lattice, gpu-expand, or auto")
+      ->capture_default_str();
+  cb->add_option("--out", cube_build.out, "Store the cells as this table of the database instead of printing them");
+  cb->add_option("--threads", cube_build.threads, "cpu-partitioned's threads (0: all cores)")->capture_default_str();
+  cb->add_option("--device", cube_build.device, "GPU to run on (-1: the first)")->capture_default_str();
+  cb->add_option("--repeat", cube_build.repeat,
+                 "Build N times from the table coded once (a GPU keeps it resident after run 1); --timing prints run 1's "
+                 "and the last run's stages")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cb->add_flag("--timing", cube_build.timing, "Print the algorithm, why, and each stage's time on stderr");
+  cb->add_flag("--selfcheck", cube_build.selfcheck, "Build with every algorithm and compare each with cpu-sequential");
   auto* table = app.add_subcommand("table", "Relational tables in a database directory: load a CSV, list, describe");
   table->require_subcommand(1);
   TableLoadOptions table_load;
@@ -343,6 +370,12 @@ int main(int argc, char** argv) {
   auto* ti = table->add_subcommand("info", "Describe tables (columns, types, distinct strings, NULLs), reading each whole");
   ti->add_option("--db", table_info.db, "Database directory")->required();
   ti->add_option("--name", table_info.name, "Only this table");
+  TableSortOptions table_sort;
+  auto* ts = table->add_subcommand("sort", "Sort a stored table by columns and store it again, its order recorded");
+  ts->add_option("--db", table_sort.db, "Database directory")->required();
+  ts->add_option("--name", table_sort.name, "The table")->required();
+  ts->add_option("--by", table_sort.by, "Columns, c1,c2,... (ascending, NULLs first)")->required()->delimiter(',');
+  ts->add_option("--out", table_sort.out, "Store the sorted rows as this table (default: replace the table)");
 
   try {
     app.parse(argc, argv);
@@ -371,9 +404,11 @@ int main(int argc, char** argv) {
     if (*sh) return run_shell(shell);
     if (*sq) return run_sql(sql);
     if (*go) return run_groupby_ordered(gbo);
+    if (*cb) return run_cube_build(cube_build);
     if (*tl) return run_table_load(table_load);
     if (*tls) return run_table_list(table_list);
     if (*ti) return run_table_info(table_info);
+    if (*ts) return run_table_sort(table_sort);
   } catch (const gpuolap::InputError& e) {
     std::fprintf(stderr, "gpuolap: error: %s\n", e.what());
     return 2;

@@ -1,5 +1,7 @@
 #include "table_commands.hpp"
 
+#include "gpuolap/error.hpp"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -67,6 +69,18 @@ int run_table_info(const TableInfoOptions& o) {
       std::cout << line << "\n";
     }
   }
+  return 0;
+}
+
+int run_table_sort(const TableSortOptions& o) {
+  const table::Database db(o.db);
+  table::Table t = *db.load(o.name);
+  if (!o.out.empty() && !table::is_valid_name(o.out))
+    throw gpuolap::InputError(fmt::format("--out '{}' is not a table name (a letter or '_', then letters, digits or '_')", o.out));
+  table::sort_table(t, o.by);
+  if (!o.out.empty()) t.name = o.out;
+  db.store(t);
+  std::cout << fmt::format("table {}: {} rows sorted by {}\n", t.name, t.row_count(), fmt::join(o.by, ", "));
   return 0;
 }
 

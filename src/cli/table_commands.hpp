@@ -23,4 +23,12 @@ struct TableInfoOptions {
 };
 int run_table_info(const TableInfoOptions& o);
 
+// Sorts a stored table by columns and stores it again (as `out`, or in
+// place), its sort order recorded for the operators that read sorted rows.
+struct TableSortOptions {
+  std::string db, name, out;
+  std::vector<std::string> by;
+};
+int run_table_sort(const TableSortOptions& o);
+
 }  // namespace gpuolap::cli

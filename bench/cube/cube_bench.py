@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""The cube-creation paper's fig. 5 re-measured: `gpuolap cube build` on the
+sales-flat table (Year, Month, Day, Group, Product, Amount; 25 M rows at
+scale 1) for each algorithm and row count, the table sorted (as the paper's
+improved algorithm assumes) and not, with the stages the command reports:
+encode (host, once), upload (host to device), kernels, download, result
+table. DuckDB's GROUP BY ROLLUP(...), ROLLUP(...) on the same rows and host
+is the peer (the rows exported once as CSV).
+
+Writes a Markdown table to stdout and the raw numbers as JSON (--json).
+"""
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+
+DIMS = "year>month>day, product_group>product"
+MEASURE = "sum(amount),count(*)"
+STAGE = re.compile(r"^\s{4}(.+?)\s+([0-9.]+) ms$")
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, check=True, capture_output=True, text=True, **kw)
+
+
+def parse_timing(err):
+    """Run 1's and the last run's stages, the wall times, the cells."""
+    out = {"run1": {}, "resident": {}, "cells": None}
+    section = None
+    for line in err.splitlines():
+        if line.startswith("cube build:"):
+            out["cells"] = int(re.search(r"(\d+) cells", line).group(1))
+        elif line.strip() == "run 1:":
+            section = "run1"
+        elif line.strip().startswith("run ") and line.strip().endswith(":"):
+            section = "resident"
+        elif line.strip().startswith("wall:"):
+            section = None
+            m = re.search(r"run 1 ([0-9.]+) ms", line)
+            out["wall1"] = float(m.group(1))
+            m = re.search(r"median ([0-9.]+) ms", line)
+            out["wall_resident"] = float(m.group(1)) if m else None
+        elif section and STAGE.match(line):
+            name, ms = STAGE.match(line).groups()
+            out[section][name] = float(ms)
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--gpuolap", default="build-gpu/src/gpuolap")
+    ap.add_argument("--work", default="/tmp/cube-bench")
+    ap.add_argument("--scales", default="0.04,0.2,0.4,1")
+    ap.add_argument("--algorithms", default="cpu-partitioned,gpu-naive,gpu-sorted,gpu-lattice,gpu-expand")
+    ap.add_argument("--threads", default="1,2,16", help="cpu-partitioned's thread counts")
+    ap.add_argument("--sequential-max-scale", type=float, default=0.2, help="cpu-sequential up to this scale")
+    ap.add_argument("--repeat", type=int, default=5)
+    ap.add_argument("--duckdb", action="store_true", help="time DuckDB's GROUP BY ROLLUP, ROLLUP on the same rows")
+    ap.add_argument("--json")
+    args = ap.parse_args()
+    results = []
+    for scale in [float(s) for s in args.scales.split(",")]:
+        db = os.path.join(args.work, f"sales-{scale}")
+        if not os.path.exists(os.path.join(db, "sales_sorted.table")):
+            run([args.gpuolap, "generate", "sales-flat", "--db", db, "--scale", str(scale)])
+            run([args.gpuolap, "table", "sort", "--db", db, "--name", "sales", "--by",
+                 "year,month,day,product_group,product", "--out", "sales_sorted"])
+        for table in ("sales", "sales_sorted"):
+            runs = []
+            for algorithm in args.algorithms.split(","):
+                if algorithm == "cpu-partitioned":
+                    runs += [(algorithm, int(t)) for t in args.threads.split(",")]
+                else:
+                    runs.append((algorithm, 0))
+            if scale <= args.sequential_max_scale:
+                runs.insert(0, ("cpu-sequential", 1))
+            for algorithm, threads in runs:
+                cmd = [args.gpuolap, "cube", "build", "--db", db, "--table", table, "--dims", DIMS, "--measure", MEASURE,
+                       "--algorithm", algorithm, "--repeat", str(args.repeat if algorithm != "cpu-sequential" else 2),
+                       "--timing", "--out", "cube_out"]
+                if threads:
+                    cmd += ["--threads", str(threads)]
+                p = subprocess.run(cmd, capture_output=True, text=True)
+                row = {"scale": scale, "rows": round(25_000_000 * scale), "table": table, "algorithm": algorithm,
+                       "threads": threads}
+                if p.returncode != 0:
+                    row["error"] = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else f"exit {p.returncode}"
+                else:
+                    row.update(parse_timing(p.stderr))
+                results.append(row)
+                print(json.dumps(row), file=sys.stderr, flush=True)
+        if args.duckdb:
+            results.append(duckdb_row(args, db, scale))
+            print(json.dumps(results[-1]), file=sys.stderr, flush=True)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(results, f, indent=1)
+    print_table(results)
+
+
+def duckdb_row(args, db, scale):
+    import duckdb
+    csv = os.path.join(db, "sales.csv")
+    if not os.path.exists(csv):
+        with open(csv, "w") as f:
+            subprocess.run([args.gpuolap, "sql", "--db", db, "--max-rows", "300000000", "SELECT * FROM sales"],
+                           check=True, stdout=f)
+    con = duckdb.connect()
+    threads = os.cpu_count()
+    con.execute(f"SET threads={threads}")
+    con.execute(f"CREATE TABLE sales AS SELECT * FROM read_csv('{csv}', header=true)")
+    q = ("SELECT GROUPING(year, month, day, product_group, product) AS g, year, month, day, product_group, product, "
+         "sum(amount), count(*) FROM sales GROUP BY ROLLUP(year, month, day), ROLLUP(product_group, product)")
+    times, cells = [], 0
+    for _ in range(args.repeat + 1):
+        start = time.perf_counter()
+        con.execute(f"CREATE OR REPLACE TEMP TABLE r AS {q}")
+        times.append((time.perf_counter() - start) * 1000)
+        cells = con.execute("SELECT count(*) FROM r").fetchone()[0]
+    times = sorted(times[1:])
+    return {"scale": scale, "rows": round(25_000_000 * scale), "table": "sales", "algorithm": f"DuckDB {duckdb.__version__}",
+            "threads": threads, "wall_resident": times[len(times) // 2], "cells": cells}
+
+
+def kernels(stages):
+    return sum(ms for name, ms in stages.items()
+               if "host to device" not in name and "device to host" not in name and "(host)" not in name)
+
+
+def print_table(results):
+    print("| rows | table | algorithm | threads | cells | run 1 wall ms | upload ms | resident: wall ms | "
+          "resident: kernels ms | download ms |")
+    print("|---:|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    for r in results:
+        if "error" in r:
+            print(f"| {r['rows']:,} | {r['table']} | {r['algorithm']} | {r['threads'] or ''} | error: {r['error']} |||||")
+            continue
+        res = r.get("resident") or r.get("run1") or {}
+        up = (r.get("run1") or {}).get("upload (host to device)")
+        down = res.get("download (device to host)")
+        fmt = lambda v: "" if v is None else f"{v:.3f}"
+        print(f"| {r['rows']:,} | {r['table']} | {r['algorithm']} | {r['threads'] or ''} | {r.get('cells') or ''} | "
+              f"{fmt(r.get('wall1'))} | {fmt(up)} | {fmt(r.get('wall_resident'))} | "
+              f"{fmt(kernels(res)) if res else ''} | {fmt(down)} |")
+
+
+if __name__ == "__main__":
+    main()

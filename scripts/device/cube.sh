@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# On the GPU machine (issue 20), logs to $OUT: builds the command and the
+# cube's gpu tests, runs them, then bench/cube/cube_bench.py (SCALES, default
+# 0.04,0.2,0.4,1; DUCKDB=1 adds DuckDB, from the carried wheel in .whl).
+#   cube.sh test | bench | all
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+out="${OUT:-/tmp/gpuolap-out}"
+mkdir -p "$out"
+mode="${1:-all}"
+nvidia-smi -L
+if [ ! -x build-gpu/src/gpuolap ] || [ "$mode" != bench ]; then
+  SECONDS=0
+  if ! scripts/device/build.sh gpuolap gpuolap_cube_gpu_tests > "$out/build.log" 2>&1; then
+    grep -E "error|Error" "$out/build.log" | head -30
+    exit 1
+  fi
+  echo "built in $SECONDS s"
+fi
+scripts/device/unpack_deps.sh
+if [ "$mode" != bench ]; then
+  SECONDS=0
+  ctest --test-dir build-gpu -R 'CubeGpu' --output-on-failure --timeout 900 > "$out/ctest-cube-gpu.log" 2>&1
+  echo "cube gpu tests: exit $? in $SECONDS s"
+  grep -E "tests passed|\(Failed\)|Failure|Expected|Which is" "$out/ctest-cube-gpu.log" | head -30
+fi
+if [ "$mode" != test ]; then
+  if [ "${DUCKDB:-0}" = 1 ] && ls .whl/*.whl >/dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+    export PYTHONPATH=/tmp/site
+    duck=--duckdb
+  fi
+  build-gpu/src/gpuolap bench --kind biker --scale 0.01 --engines gpu --repeat 1 2>/dev/null | grep -E "^GPU:" > "$out/bandwidth.txt"
+  cat "$out/bandwidth.txt"
+  SECONDS=0
+  python3 bench/cube/cube_bench.py --gpuolap build-gpu/src/gpuolap --scales "${SCALES:-0.04,0.2,0.4,1}" \
+    --repeat "${REPEAT:-5}" ${duck:-} --json "$out/cube-bench.json" > "$out/cube-bench.md" 2> "$out/cube-bench.err"
+  echo "cube bench: exit $? in $SECONDS s"
+  cat "$out/cube-bench.md"
+  tail -3 "$out/cube-bench.err"
+fi

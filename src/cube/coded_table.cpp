@@ -1,0 +1,377 @@
+// Coding the table for the algorithms, and decoding their cells into the
+// result table.
+#include "cube/coded_table.hpp"
+
+#include <fmt/format.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/parallel_reduce.h>
+#include <tbb/parallel_sort.h>
+
+#include <algorithm>
+#include <atomic>
+#include <limits>
+
+#include "gpuolap/error.hpp"
+#include "groupby/ordered_internal.hpp"
+
+namespace gpuolap::cube {
+namespace {
+
+using groupby::AggregateKind;
+using groupby::ValueType;
+
+constexpr std::size_t kGrain = 1 << 16;
+
+groupby::ColumnView view_of(const table::Column& c) {
+  groupby::ColumnView v;
+  v.name = c.name;
+  v.nulls = c.nulls.empty() ? nullptr : c.nulls.data();
+  if (c.type == table::ColumnType::Int64) {
+    v.type = ValueType::Int64;
+    v.values = c.int64s.data();
+  } else if (c.type == table::ColumnType::Double) {
+    v.type = ValueType::Double;
+    v.values = c.doubles.data();
+  } else {
+    v.type = ValueType::Int32;
+    v.values = c.int32s.data();
+  }
+  return v;
+}
+
+// A grouping value as a word equal exactly when GROUP BY calls the values
+// equal, ordered as the values (doubles: -0.0 is +0.0, every NaN one NaN).
+std::uint64_t order_word(const table::Column& c, std::size_t row) {
+  switch (c.type) {
+    case table::ColumnType::Int64:
+      return groupby::order_bits(c.int64s[row]);
+    case table::ColumnType::Double: {
+      const double d = c.doubles[row];
+      return groupby::order_bits(d == 0.0 ? 0.0 : d);
+    }
+    default:
+      return groupby::order_bits(static_cast<std::int64_t>(c.int32s[row]));
+  }
+}
+
+ColumnCoding code_column(const table::Column& c, std::size_t rows) {
+  ColumnCoding coding;
+  coding.source = &c;
+  coding.has_null = std::any_of(c.nulls.begin(), c.nulls.end(), [](std::uint8_t b) { return b != 0; });
+  struct Range {
+    std::uint64_t low = std::numeric_limits<std::uint64_t>::max(), high = 0;
+  };
+  const Range range = tbb::parallel_reduce(
+      tbb::blocked_range<std::size_t>(0, rows, kGrain), Range{},
+      [&](const tbb::blocked_range<std::size_t>& r, Range acc) {
+        for (std::size_t i = r.begin(); i < r.end(); ++i) {
+          if (c.is_null(i)) continue;
+          const std::uint64_t w = order_word(c, i);
+          acc.low = std::min(acc.low, w);
+          acc.high = std::max(acc.high, w);
+        }
+        return acc;
+      },
+      [](Range a, Range b) { return Range{std::min(a.low, b.low), std::max(a.high, b.high)}; });
+  const bool any_value = range.low <= range.high;
+  // Integers (dates, string codes) whose range is at most a few times the
+  // rows are coded by offset; others (doubles, sparse integers) by rank.
+  const std::uint64_t span = any_value ? range.high - range.low : 0;
+  coding.ranked = c.type == table::ColumnType::Double || span >= std::max<std::uint64_t>(4 * rows, 1 << 20);
+  std::uint64_t values = 0;
+  if (!any_value) {
+    values = 0;
+  } else if (!coding.ranked) {
+    coding.min = groupby::int_of_order_bits(range.low);
+    values = span + 1;
+  } else {
+    std::vector<std::uint64_t> words;
+    words.reserve(rows);
+    for (std::size_t i = 0; i < rows; ++i)
+      if (!c.is_null(i)) words.push_back(order_word(c, i));
+    tbb::parallel_sort(words.begin(), words.end());
+    words.erase(std::unique(words.begin(), words.end()), words.end());
+    coding.distinct = std::move(words);
+    values = coding.distinct.size();
+  }
+  coding.radix = values + (coding.has_null ? 1 : 0);
+  if (coding.radix == 0) coding.radix = 1;  // no rows
+  return coding;
+}
+
+std::uint64_t code_of(const ColumnCoding& coding, std::size_t row) {
+  const table::Column& c = *coding.source;
+  if (c.is_null(row)) return 0;
+  const std::uint64_t null_slot = coding.has_null ? 1 : 0;
+  if (!coding.ranked) return static_cast<std::uint64_t>(groupby::int_of_order_bits(order_word(c, row)) - coding.min) + null_slot;
+  const std::uint64_t w = order_word(c, row);
+  return static_cast<std::uint64_t>(std::lower_bound(coding.distinct.begin(), coding.distinct.end(), w) -
+                                    coding.distinct.begin()) + null_slot;
+}
+
+// The table column of grouping column `coding`, from the codes of the
+// result's rows (kNoCode where the set rolls the column up).
+constexpr std::uint64_t kNoCode = ~std::uint64_t{0};
+
+table::Column decode_column(const ColumnCoding& coding, const std::vector<std::uint64_t>& codes) {
+  const table::Column& src = *coding.source;
+  table::Column out;
+  out.name = src.name;
+  out.type = src.type;
+  out.dictionary = src.dictionary;
+  const std::size_t n = codes.size();
+  out.nulls.assign(n, 0);
+  if (src.type == table::ColumnType::Int64) out.int64s.assign(n, 0);
+  else if (src.type == table::ColumnType::Double) out.doubles.assign(n, 0);
+  else out.int32s.assign(n, 0);
+  const std::uint64_t null_slot = coding.has_null ? 1 : 0;
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, kGrain), [&](const tbb::blocked_range<std::size_t>& r) {
+    for (std::size_t i = r.begin(); i < r.end(); ++i) {
+      if (codes[i] == kNoCode || (coding.has_null && codes[i] == 0)) {
+        out.nulls[i] = 1;
+        continue;
+      }
+      const std::uint64_t word = coding.ranked ? coding.distinct[codes[i] - null_slot]
+                                               : groupby::order_bits(coding.min + static_cast<std::int64_t>(codes[i] - null_slot));
+      if (src.type == table::ColumnType::Int64) out.int64s[i] = groupby::int_of_order_bits(word);
+      else if (src.type == table::ColumnType::Double) out.doubles[i] = groupby::double_of_order_bits(word);
+      else out.int32s[i] = static_cast<std::int32_t>(groupby::int_of_order_bits(word));
+    }
+  });
+  if (std::none_of(out.nulls.begin(), out.nulls.end(), [](std::uint8_t b) { return b != 0; })) out.nulls.clear();
+  return out;
+}
+
+table::Column aggregate_column(const groupby::ResultColumn& r, const std::string& name, const table::Column* source) {
+  table::Column out;
+  out.name = name;
+  out.nulls = r.nulls;
+  if (r.type == ValueType::Double) {
+    out.type = table::ColumnType::Double;
+    out.doubles = r.doubles;
+  } else if (r.type == ValueType::Int64) {
+    out.type = table::ColumnType::Int64;
+    out.int64s = r.ints;
+  } else {
+    // MIN/MAX of a date or a string: the column's own type.
+    out.type = source->type;
+    out.dictionary = source->dictionary;
+    out.int32s.reserve(r.ints.size());
+    for (std::int64_t v : r.ints) out.int32s.push_back(static_cast<std::int32_t>(v));
+  }
+  return out;
+}
+
+// Inserts, at each of `positions` (ascending, in the table before any
+// insertion), the row of an empty total: every grouping column rolled up,
+// COUNTs 0, other aggregates NULL.
+void insert_empty_totals(table::Table& out, const CodedTable& coded, const CubeSpec& spec,
+                         const std::vector<std::size_t>& positions) {
+  const std::size_t n = coded.columns.size();
+  for (std::size_t k = positions.size(); k-- > 0;) {
+    const std::size_t at = positions[k];
+    for (std::size_t c = 0; c < out.columns.size(); ++c) {
+      table::Column& col = out.columns[c];
+      const bool is_count = c > n && (spec.measures[c - n - 1].kind == AggregateKind::Count ||
+                                      spec.measures[c - n - 1].kind == AggregateKind::CountStar);
+      std::uint8_t null = c == 0 || is_count ? 0 : 1;
+      const std::size_t rows = col.size();
+      if (!col.nulls.empty() || null) {
+        col.nulls.resize(rows, 0);
+        col.nulls.insert(col.nulls.begin() + at, null);
+      }
+      std::int64_t value = c == 0 ? static_cast<std::int64_t>((std::uint64_t{1} << n) - 1) : 0;
+      if (col.type == table::ColumnType::Int64) col.int64s.insert(col.int64s.begin() + at, value);
+      else if (col.type == table::ColumnType::Double) col.doubles.insert(col.doubles.begin() + at, 0.0);
+      else col.int32s.insert(col.int32s.begin() + at, 0);
+    }
+  }
+}
+
+}  // namespace
+
+std::string measure_name(const CubeSpec::Measure& m) {
+  if (m.kind == AggregateKind::CountStar) return "count_star";
+  return fmt::format("{}_{}", groupby::aggregate_name(m.kind), m.column);
+}
+
+CodedTable code_table(const table::Table& table, const CubeSpec& spec) {
+  check_spec(spec, table);
+  static std::atomic<std::uint64_t> next_id{1};
+  CodedTable coded;
+  coded.id = next_id++;
+  coded.source = &table;
+  coded.rows = table.row_count();
+  for (const std::string& name : spec.columns) coded.columns.push_back(code_column(*table.find(name), coded.rows));
+  // The finest key: the first column most significant; refused past 2^63.
+  const std::size_t n = coded.columns.size();
+  unsigned __int128 cells = 1;
+  for (std::size_t i = n; i-- > 0;) {
+    coded.finest.stride[i] = static_cast<std::uint64_t>(cells);
+    cells *= coded.columns[i].radix;
+    if (cells > (static_cast<unsigned __int128>(1) << 63)) {
+      std::string radices;
+      for (const ColumnCoding& c : coded.columns) radices += fmt::format("{}{} ({})", radices.empty() ? "" : " x ", c.source->name, c.radix);
+      throw InputError(fmt::format("the grouping columns' distinct values, {}, make more than 2^63 intersections; "
+                                   "a cube packs a row's intersection into 64 bits", radices));
+    }
+  }
+  coded.finest.mask = static_cast<SetMask>((std::uint64_t{1} << n) - 1);
+  coded.finest.cells = static_cast<std::uint64_t>(cells);
+  coded.keys.resize(coded.rows);
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, coded.rows, kGrain), [&](const tbb::blocked_range<std::size_t>& r) {
+    for (std::size_t row = r.begin(); row < r.end(); ++row) {
+      std::uint64_t key = 0;
+      for (std::size_t i = 0; i < n; ++i) key += code_of(coded.columns[i], row) * coded.finest.stride[i];
+      coded.keys[row] = key;
+    }
+  });
+  coded.sorted = tbb::parallel_reduce(
+      tbb::blocked_range<std::size_t>(1, std::max<std::size_t>(coded.rows, 1), kGrain), true,
+      [&](const tbb::blocked_range<std::size_t>& r, bool ok) {
+        for (std::size_t i = r.begin(); ok && i < r.end(); ++i) ok = coded.keys[i - 1] <= coded.keys[i];
+        return ok;
+      },
+      [](bool a, bool b) { return a && b; });
+
+  // The measures, each column once.
+  coded.measures.rows = coded.rows;
+  std::vector<std::string> value_names;
+  for (const CubeSpec::Measure& m : spec.measures) {
+    groupby::Aggregate a;
+    a.kind = m.kind;
+    const table::Column* source = nullptr;
+    if (m.kind != AggregateKind::CountStar) {
+      source = table.find(m.column);
+      auto seen = std::find(value_names.begin(), value_names.end(), m.column);
+      if (seen == value_names.end()) {
+        value_names.push_back(m.column);
+        coded.measures.values.push_back(view_of(*source));
+        seen = value_names.end() - 1;
+      }
+      a.value = static_cast<int>(seen - value_names.begin());
+    }
+    coded.measures.aggregates.push_back(a);
+    const bool own_type = m.kind == AggregateKind::Min || m.kind == AggregateKind::Max;
+    coded.aggregate_sources.push_back(own_type ? source : nullptr);
+  }
+  coded.slots = groupby::aggregate_slots(coded.measures);
+  return coded;
+}
+
+Layout layout_of(const CodedTable& coded, SetMask mask) {
+  Layout l;
+  l.mask = mask;
+  std::uint64_t cells = 1;
+  for (std::size_t i = coded.columns.size(); i-- > 0;)
+    if (mask & (SetMask{1} << i)) {
+      l.stride[i] = cells;
+      cells *= coded.columns[i].radix;
+    }
+  l.cells = cells;
+  return l;
+}
+
+Projection projection(const CodedTable& coded, const Layout& from, const Layout& to) {
+  Projection p;
+  for (std::size_t i = 0; i < coded.columns.size(); ++i)
+    if (to.mask & (SetMask{1} << i)) {
+      p.from_stride[p.columns] = from.stride[i];
+      p.radix[p.columns] = coded.columns[i].radix;
+      p.to_stride[p.columns] = to.stride[i];
+      ++p.columns;
+    }
+  return p;
+}
+
+SetCells empty_cells(const CodedTable& coded) {
+  SetCells c;
+  const std::size_t a = coded.slots.size();
+  c.bits.resize(a);
+  c.high.resize(a);
+  c.count.resize(a);
+  return c;
+}
+
+SetCells cells_from_states(const CodedTable& coded, std::vector<std::uint64_t> keys,
+                           const std::vector<groupby::AggregateState>& states) {
+  SetCells c = empty_cells(coded);
+  const std::size_t cells = keys.size(), aggregates = coded.slots.size();
+  for (std::size_t a = 0; a < aggregates; ++a) {
+    c.bits[a].resize(cells);
+    if (groupby::integer_sum(coded.slots[a])) c.high[a].resize(cells);
+    if (coded.slots[a].keeps_count) c.count[a].resize(cells);
+  }
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, cells, kGrain), [&](const tbb::blocked_range<std::size_t>& r) {
+    for (std::size_t i = r.begin(); i < r.end(); ++i)
+      for (std::size_t a = 0; a < aggregates; ++a) {
+        const groupby::AggregateState& s = states[i * aggregates + a];
+        c.bits[a][i] = s.bits;
+        if (!c.high[a].empty()) c.high[a][i] = s.high;
+        if (!c.count[a].empty()) c.count[a][i] = s.count;
+      }
+  });
+  c.keys = std::move(keys);
+  return c;
+}
+
+table::Table finish_table(const CodedTable& coded, const CubeSpec& spec, const std::vector<SetCells>& sets) {
+  std::size_t rows = 0;
+  for (const SetCells& s : sets) rows += s.keys.size();
+  const std::size_t n = coded.columns.size();
+  table::Table out;
+  out.name = "cube";
+  // GROUPING(c1, ..., cn) and each column's code, row by row.
+  table::Column grouping;
+  grouping.name = "grouping";
+  grouping.type = table::ColumnType::Int64;
+  grouping.int64s.reserve(rows);
+  std::vector<std::vector<std::uint64_t>> codes(n, std::vector<std::uint64_t>(rows, kNoCode));
+  std::size_t base = 0;
+  for (std::size_t s = 0; s < sets.size(); ++s) {
+    const SetMask mask = spec.sets[s];
+    const Layout layout = layout_of(coded, mask);
+    std::int64_t id = 0;
+    for (std::size_t i = 0; i < n; ++i) id = id << 1 | ((mask >> i) & 1 ? 0 : 1);
+    const std::vector<std::uint64_t>& keys = sets[s].keys;
+    grouping.int64s.insert(grouping.int64s.end(), keys.size(), id);
+    for (std::size_t i = 0; i < n; ++i) {
+      if (!(mask & (SetMask{1} << i))) continue;
+      const std::uint64_t stride = layout.stride[i], radix = coded.columns[i].radix;
+      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, keys.size(), kGrain), [&](const tbb::blocked_range<std::size_t>& r) {
+        for (std::size_t c = r.begin(); c < r.end(); ++c) codes[i][base + c] = keys[c] / stride % radix;
+      });
+    }
+    base += keys.size();
+  }
+  out.columns.push_back(std::move(grouping));
+  for (std::size_t i = 0; i < n; ++i) out.columns.push_back(decode_column(coded.columns[i], codes[i]));
+
+  // The rows of the total "()" over no rows: PostgreSQL still answers the
+  // empty grouping set with one row, COUNT 0 and every other aggregate NULL.
+  std::vector<std::size_t> empty_totals;
+  base = 0;
+  for (std::size_t s = 0; s < sets.size(); ++s) {
+    if (spec.sets[s] == 0 && sets[s].keys.empty()) empty_totals.push_back(base);
+    base += sets[s].keys.size();
+  }
+  for (std::size_t a = 0; a < coded.slots.size(); ++a) {
+    // The sets' states of aggregate a, one after the other.
+    std::vector<std::uint64_t> bits, high, count;
+    bits.reserve(rows);
+    for (const SetCells& s : sets) {
+      bits.insert(bits.end(), s.bits[a].begin(), s.bits[a].end());
+      high.insert(high.end(), s.high[a].begin(), s.high[a].end());
+      count.insert(count.end(), s.count[a].begin(), s.count[a].end());
+    }
+    const groupby::ResultColumn r = groupby::finish_aggregate(coded.measures, a, coded.slots[a], rows, bits.data(),
+                                                              high.empty() ? nullptr : high.data(),
+                                                              count.empty() ? nullptr : count.data());
+    out.columns.push_back(aggregate_column(r, measure_name(spec.measures[a]), coded.aggregate_sources[a]));
+  }
+  if (!empty_totals.empty()) insert_empty_totals(out, coded, spec, empty_totals);
+  return out;
+}
+
+}  // namespace gpuolap::cube

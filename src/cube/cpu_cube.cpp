@@ -1,0 +1,199 @@
+// The CPU forms of cube creation: the paper's sequential algorithm (fig. 1)
+// and its parallel one over a partition plan of the sorted input (fig. 4).
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/parallel_sort.h>
+#include <tbb/task_arena.h>
+
+#include <algorithm>
+#include <numeric>
+#include <unordered_map>
+
+#include "cube/cube_algorithms.hpp"
+
+namespace gpuolap::cube {
+namespace {
+
+using groupby::AggregateState;
+
+// The cells of one set as they fill: a dense array of states over the
+// set's whole key space, or the filled keys in a hash map.
+class SetAccumulator {
+ public:
+  SetAccumulator(const CodedTable& coded, SetMask mask, std::size_t expected_rows)
+      : coded_(coded), aggregates_(coded.slots.size()), layout_(layout_of(coded, mask)),
+        dense_(dense_fits(layout_.cells, expected_rows)) {
+    if (dense_) {
+      states_.resize(layout_.cells * aggregates_);
+      for (std::size_t c = 0; c < layout_.cells; ++c) reset(c);
+      seen_.assign(layout_.cells, 0);
+    }
+  }
+  const Layout& layout() const { return layout_; }
+
+  // The states of the cell of `key`, made (with the identities) when new.
+  AggregateState* cell(std::uint64_t key) {
+    std::size_t c = key;
+    if (dense_) {
+      seen_[c] = 1;
+    } else {
+      const auto [it, added] = index_.try_emplace(key, keys_.size());
+      if (added) {
+        keys_.push_back(key);
+        states_.resize(states_.size() + aggregates_);
+        reset(keys_.size() - 1);
+      }
+      c = it->second;
+    }
+    return &states_[c * aggregates_];
+  }
+
+  // The filled cells in key order.
+  SetCells finish() {
+    std::vector<std::uint64_t> keys;
+    std::vector<AggregateState> states;
+    if (dense_) {
+      for (std::size_t c = 0; c < layout_.cells; ++c)
+        if (seen_[c]) {
+          keys.push_back(c);
+          states.insert(states.end(), states_.begin() + c * aggregates_, states_.begin() + (c + 1) * aggregates_);
+        }
+    } else {
+      std::vector<std::size_t> order(keys_.size());
+      std::iota(order.begin(), order.end(), 0);
+      std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return keys_[a] < keys_[b]; });
+      for (std::size_t c : order) {
+        keys.push_back(keys_[c]);
+        states.insert(states.end(), states_.begin() + c * aggregates_, states_.begin() + (c + 1) * aggregates_);
+      }
+    }
+    return cells_from_states(coded_, std::move(keys), states);
+  }
+
+ private:
+  void reset(std::size_t c) {
+    for (std::size_t a = 0; a < aggregates_; ++a) states_[c * aggregates_ + a] = groupby::identity_state(coded_.slots[a]);
+  }
+
+  const CodedTable& coded_;
+  std::size_t aggregates_;
+  Layout layout_;
+  bool dense_;
+  std::vector<AggregateState> states_;
+  std::vector<std::uint8_t> seen_;
+  std::unordered_map<std::uint64_t, std::size_t> index_;
+  std::vector<std::uint64_t> keys_;
+};
+
+// Cells of the finest set (every grouping column) in key order, as states
+// laid out cell by cell.
+struct FinestCells {
+  std::vector<std::uint64_t> keys;
+  std::vector<AggregateState> states;
+};
+
+// The cells of the rows order[begin, end) (sorted by key; order empty: the
+// rows themselves), one run of equal keys after the other.
+FinestCells aggregate_runs(const CodedTable& coded, const std::vector<std::uint32_t>& order, std::size_t begin,
+                           std::size_t end) {
+  const std::size_t aggregates = coded.slots.size();
+  FinestCells out;
+  for (std::size_t i = begin; i < end; ++i) {
+    const std::size_t row = order.empty() ? i : order[i];
+    const std::uint64_t key = coded.keys[row];
+    if (out.keys.empty() || out.keys.back() != key) {
+      out.keys.push_back(key);
+      for (std::size_t a = 0; a < aggregates; ++a) out.states.push_back(groupby::identity_state(coded.slots[a]));
+    }
+    AggregateState* s = &out.states[out.states.size() - aggregates];
+    for (std::size_t a = 0; a < aggregates; ++a) groupby::add_row(coded.slots[a], s[a], row);
+  }
+  return out;
+}
+
+// Set `mask`'s cells from the finest cells: each finest cell's states
+// merged into the cell of its projected key.
+SetCells derive_from_finest(const CodedTable& coded, const FinestCells& finest, SetMask mask) {
+  SetAccumulator set(coded, mask, finest.keys.size());
+  const Projection p = projection(coded, coded.finest, set.layout());
+  const std::size_t aggregates = coded.slots.size();
+  for (std::size_t c = 0; c < finest.keys.size(); ++c) {
+    AggregateState* s = set.cell(p(finest.keys[c]));
+    for (std::size_t a = 0; a < aggregates; ++a) groupby::merge_state(coded.slots[a], s[a], finest.states[c * aggregates + a]);
+  }
+  return set.finish();
+}
+
+}  // namespace
+
+std::vector<SetCells> build_cpu_sequential(const CodedTable& coded, const CubeSpec& spec, StageTimes& stages, bool timing) {
+  HostStages clock(stages, timing);
+  clock.start("aggregate (one thread)");
+  std::vector<SetAccumulator> sets;
+  std::vector<Projection> projections;
+  for (SetMask mask : spec.sets) {
+    sets.emplace_back(coded, mask, coded.rows);
+    projections.push_back(projection(coded, coded.finest, sets.back().layout()));
+  }
+  const std::size_t aggregates = coded.slots.size();
+  for (std::size_t row = 0; row < coded.rows; ++row)
+    for (std::size_t s = 0; s < sets.size(); ++s) {
+      AggregateState* st = sets[s].cell(projections[s](coded.keys[row]));
+      for (std::size_t a = 0; a < aggregates; ++a) groupby::add_row(coded.slots[a], st[a], row);
+    }
+  clock.start("cells in key order");
+  std::vector<SetCells> out;
+  for (SetAccumulator& set : sets) out.push_back(set.finish());
+  return out;
+}
+
+std::vector<SetCells> build_cpu_partitioned(const CodedTable& coded, const CubeSpec& spec, int threads,
+                                            StageTimes& stages, bool timing) {
+  HostStages clock(stages, timing);
+  tbb::task_arena arena(threads > 0 ? threads : tbb::task_arena::automatic);
+  std::vector<SetCells> out(spec.sets.size());
+  arena.execute([&] {
+    // The paper's plan needs the rows sorted by intersection; a table stored
+    // so needs no sort.
+    std::vector<std::uint32_t> order;
+    if (!coded.sorted) {
+      clock.start("sort");
+      std::vector<std::pair<std::uint64_t, std::uint32_t>> pairs(coded.rows);
+      tbb::parallel_for(std::size_t{0}, coded.rows,
+                        [&](std::size_t r) { pairs[r] = {coded.keys[r], static_cast<std::uint32_t>(r)}; });
+      tbb::parallel_sort(pairs.begin(), pairs.end());
+      order.resize(coded.rows);
+      tbb::parallel_for(std::size_t{0}, coded.rows, [&](std::size_t r) { order[r] = pairs[r].second; });
+    }
+    auto key_at = [&](std::size_t i) { return coded.keys[order.empty() ? i : order[i]]; };
+
+    // defParallelPlan: one range per thread, each cut moved to the next
+    // intersection border so that no two threads share an intersection.
+    clock.start("finest cells (partition plan)");
+    const std::size_t parts = static_cast<std::size_t>(std::max(1, arena.max_concurrency()));
+    std::vector<std::size_t> cuts{0};
+    for (std::size_t t = 1; t < parts; ++t) {
+      std::size_t c = std::max(cuts.back(), coded.rows * t / parts);
+      while (c > 0 && c < coded.rows && key_at(c) == key_at(c - 1)) ++c;
+      cuts.push_back(c);
+    }
+    cuts.push_back(coded.rows);
+    std::vector<FinestCells> ranges(parts);
+    tbb::parallel_for(std::size_t{0}, parts, [&](std::size_t t) { ranges[t] = aggregate_runs(coded, order, cuts[t], cuts[t + 1]); });
+    FinestCells finest;
+    for (FinestCells& r : ranges) {
+      finest.keys.insert(finest.keys.end(), r.keys.begin(), r.keys.end());
+      finest.states.insert(finest.states.end(), r.states.begin(), r.states.end());
+    }
+
+    // The requested sets from the finest cells, a task each.
+    clock.start("sets from the finest cells");
+    tbb::parallel_for(std::size_t{0}, spec.sets.size(), [&](std::size_t s) {
+      if (spec.sets[s] == coded.finest.mask) out[s] = cells_from_states(coded, finest.keys, finest.states);
+      else out[s] = derive_from_finest(coded, finest, spec.sets[s]);
+    });
+  });
+  return out;
+}
+
+}  // namespace gpuolap::cube

@@ -1,0 +1,215 @@
+#pragma once
+// The kernels of cube creation on the GPU (cube_gpu.cu launches them). The
+// aggregate states and their device updates are ordered aggregation's
+// (groupby/gpu/ordered_kernels.cuh): a group there is a cell here.
+//
+// Cells of a set live either in a dense cube (one state per possible key,
+// with a `filled` byte) or as compact arrays (keys ascending, one state
+// each). Rows and cells reach them three ways:
+//   atomics      a thread per row (or per chunk of parent cells) merges into
+//                the dense cube (gpu-naive, the lattice's dense sets)
+//   runs         keys sorted; a border where a key differs from the one
+//                before, found through a tile staged in shared memory; the
+//                borders' prefix sum numbers the runs; then a thread per
+//                chunk of positions, an atomic where a run or chunk ends
+//   gather       a dense cube's filled cells into compact arrays
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "cube/coded_table.hpp"
+#include "groupby/gpu/ordered_kernels.cuh"
+
+namespace gpuolap::cube::gpu {
+
+using groupby::gpu::DeviceAggregates;
+using groupby::gpu::States;
+constexpr int kStates = static_cast<int>(groupby::kMaxAggregates);
+
+// One set's dense cube as a target of atomics, with the projection of the
+// source's keys to the set's keys.
+struct DenseTarget {
+  Projection projection;
+  DeviceAggregates cells;
+  std::uint8_t* filled = nullptr;
+};
+
+__device__ __forceinline__ void load_cell(const DeviceAggregates& A, std::uint32_t c, States<kStates>& st) {
+#pragma unroll
+  for (int a = 0; a < kStates; ++a)
+    if (a < A.count) {
+      st.s[a].bits = A.bits[a][c];
+      st.s[a].high = A.high[a] ? A.high[a][c] : 0;
+      st.s[a].count = A.counts[a] ? A.counts[a][c] : 0;
+    }
+}
+
+__device__ __forceinline__ void merge_cell(const DeviceAggregates& A, States<kStates>& into, const States<kStates>& from) {
+#pragma unroll
+  for (int a = 0; a < kStates; ++a)
+    if (a < A.count) groupby::merge_state(A.slot[a], into.s[a], from.s[a]);
+}
+
+// Identities into cells [0, n) of a dense cube; no cell filled.
+__global__ void init_cells(DeviceAggregates A, std::uint8_t* filled, std::uint64_t n) {
+  for (std::uint64_t c = blockIdx.x * std::uint64_t{blockDim.x} + threadIdx.x; c < n; c += std::uint64_t{gridDim.x} * blockDim.x) {
+    groupby::gpu::init_group(A, static_cast<std::uint32_t>(c));
+    filled[c] = 0;
+  }
+}
+
+// gpu-naive (and the lattice's finest set from unsorted rows): a thread per
+// row, its state merged atomically into the cell of every target.
+__global__ void rows_into_dense(const std::uint64_t* keys, std::size_t rows, DeviceAggregates row_slots,
+                                const DenseTarget* targets, int target_count) {
+  for (std::size_t row = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; row < rows;
+       row += std::size_t{gridDim.x} * blockDim.x) {
+    States<kStates> st;
+    groupby::gpu::reset(row_slots, st);
+    groupby::gpu::add(row_slots, st, row);
+    const std::uint64_t key = keys[row];
+    for (int t = 0; t < target_count; ++t) {
+      const DenseTarget& target = targets[t];
+      const auto c = static_cast<std::uint32_t>(target.projection(key));
+      groupby::gpu::atomic_merge(target.cells, c, st);
+      target.filled[c] = 1;
+    }
+  }
+}
+
+// The lattice's dense sets from a parent's compact cells: a thread per
+// chunk of `chunk` parent cells (in key order) keeps a run of equal child
+// keys in registers and merges it atomically where the child key changes,
+// so that a projection that keeps the parent's leading columns costs an
+// atomic per child cell and chunk, not per parent cell.
+__global__ void cells_into_dense(const std::uint64_t* parent_keys, DeviceAggregates parent, std::uint32_t parent_cells,
+                                 DenseTarget target, int chunk) {
+  const std::size_t first = (blockIdx.x * std::size_t{blockDim.x} + threadIdx.x) * chunk;
+  if (first >= parent_cells) return;
+  const std::size_t last = min(first + chunk, std::size_t{parent_cells});
+  States<kStates> run, cell;
+  std::uint32_t current = 0;
+  for (std::size_t c = first; c < last; ++c) {
+    const auto child = static_cast<std::uint32_t>(target.projection(parent_keys[c]));
+    load_cell(parent, static_cast<std::uint32_t>(c), cell);
+    if (c == first) {
+      run = cell;
+    } else if (child == current) {
+      merge_cell(parent, run, cell);
+    } else {
+      groupby::gpu::atomic_merge(target.cells, current, run);
+      target.filled[current] = 1;
+      run = cell;
+    }
+    current = child;
+  }
+  groupby::gpu::atomic_merge(target.cells, current, run);
+  target.filled[current] = 1;
+}
+
+// out[i] = projection(keys[i]); with `rows` set, rows[i] = i too (the values
+// a sort of the keys carries along).
+__global__ void project_keys(const std::uint64_t* keys, std::size_t n, Projection projection, std::uint64_t* out,
+                             std::uint32_t* rows) {
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n; i += std::size_t{gridDim.x} * blockDim.x) {
+    out[i] = projection(keys[i]);
+    if (rows) rows[i] = static_cast<std::uint32_t>(i);
+  }
+}
+
+// gpu-expand: virtual row (set s, row r) at s * rows + r, keyed by the set's
+// index above the set's key.
+__global__ void expand_keys(const std::uint64_t* keys, std::size_t rows, const Projection* projections, int sets,
+                            int key_bits, std::uint64_t* out, std::uint32_t* out_rows) {
+  const std::size_t n = rows * sets;
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n; i += std::size_t{gridDim.x} * blockDim.x) {
+    const std::size_t s = i / rows, r = i - s * rows;
+    out[i] = (std::uint64_t{s} << key_bits) | projections[s](keys[r]);
+    out_rows[i] = static_cast<std::uint32_t>(r);
+  }
+}
+
+// flags[i] = 1 where key i differs from key i-1 (and at 0). Each key is read
+// once: a block stages its tile and the key before it in shared memory (the
+// paper's §2.3: comparing neighbours straight from global memory reads every
+// key twice).
+constexpr int kBorderBlock = 256;
+__global__ void border_flags(const std::uint64_t* keys, std::size_t n, std::uint32_t* flags) {
+  __shared__ std::uint64_t tile[kBorderBlock + 1];
+  const std::size_t base = blockIdx.x * std::size_t{kBorderBlock};
+  const std::size_t i = base + threadIdx.x;
+  if (i < n) tile[threadIdx.x + 1] = keys[i];
+  if (threadIdx.x == 0) tile[0] = base > 0 ? keys[base - 1] : 0;
+  __syncthreads();
+  if (i < n) flags[i] = i == 0 || tile[threadIdx.x] != tile[threadIdx.x + 1];
+}
+
+// The rows of a run: row slots over the table's columns, a row each.
+struct RowSource {
+  DeviceAggregates slots;
+  const std::uint32_t* order;  // sorted position -> row; null: the rows in order
+  __device__ __forceinline__ void add(States<kStates>& st, std::size_t i) const {
+    groupby::gpu::add(slots, st, order ? order[i] : i);
+  }
+};
+// The cells of a run: a parent's compact cells, merged.
+struct CellSource {
+  DeviceAggregates cells;
+  const std::uint32_t* order;  // sorted position -> parent cell
+  __device__ __forceinline__ void add(States<kStates>& st, std::size_t i) const {
+    States<kStates> cell;
+    load_cell(cells, order[i], cell);
+    merge_cell(cells, st, cell);
+  }
+};
+
+// The runs' states: run ids[i] (the inclusive prefix sum of the border
+// flags, minus one) takes sorted position i. A thread walks `chunk`
+// positions in order, keeps the current run's state in registers and merges
+// it atomically into compact cell `id` where the run or the chunk ends; the
+// thread that sees a run's first position writes its key. The paper gives a
+// run (an intersection) one thread, whose loop it later replaced by a
+// parallel reduction: one thread took 1.6 s for the total's single run of
+// 5 M rows on an H200. Here a run of length L costs L / chunk atomics.
+template <class Source>
+__global__ void aggregate_run_chunks(const std::uint64_t* sorted_keys, const std::uint32_t* flags,
+                                     const std::uint32_t* ids, std::size_t n, int chunk, Source source,
+                                     DeviceAggregates out, std::uint64_t* out_keys) {
+  const std::size_t first = (blockIdx.x * std::size_t{blockDim.x} + threadIdx.x) * chunk;
+  if (first >= n) return;
+  const std::size_t last = min(first + chunk, n);
+  States<kStates> st;
+  groupby::gpu::reset(out, st);
+  std::uint32_t current = ids[first] - 1;
+  for (std::size_t i = first; i < last; ++i) {
+    const std::uint32_t id = ids[i] - 1;
+    if (id != current) {
+      groupby::gpu::atomic_merge(out, current, st);
+      groupby::gpu::reset(out, st);
+      current = id;
+    }
+    if (flags[i]) out_keys[id] = sorted_keys[i];
+    source.add(st, i);
+  }
+  groupby::gpu::atomic_merge(out, current, st);
+}
+
+__global__ void init_compact_cells(DeviceAggregates A, std::uint32_t n) {
+  const std::size_t c = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
+  if (c < n) groupby::gpu::init_group(A, static_cast<std::uint32_t>(c));
+}
+
+// A dense cube's filled cells, listed by `index` (ascending), into compact
+// cells keyed by their index.
+__global__ void gather_cells(const std::uint32_t* index, std::uint32_t count, DeviceAggregates dense,
+                             DeviceAggregates out, std::uint64_t* out_keys) {
+  const std::size_t g = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
+  if (g >= count) return;
+  const std::uint32_t c = index[g];
+  States<kStates> st;
+  load_cell(dense, c, st);
+  groupby::gpu::store_group(out, static_cast<std::uint32_t>(g), st);
+  out_keys[g] = c;
+}
+
+}  // namespace gpuolap::cube::gpu

@@ -1,0 +1,17 @@
+// The GPU forms in a build without CUDA: they say so.
+#include <fmt/format.h>
+
+#include "cube/cube_algorithms.hpp"
+#include "gpuolap/error.hpp"
+
+namespace gpuolap::cube {
+
+bool gpu_available() { return false; }
+
+std::vector<SetCells> build_gpu(const CodedTable&, const CubeSpec&, Algorithm algorithm, const BuildOptions&, StageTimes&) {
+  throw InputError(fmt::format("this gpuolap was built without CUDA: {} needs it (cpu-partitioned and cpu-sequential "
+                               "run on the CPU)",
+                               algorithm_name(algorithm)));
+}
+
+}  // namespace gpuolap::cube

@@ -1,0 +1,87 @@
+#pragma once
+// Random tables and cube specs for the cube tests of every algorithm: keys
+// of every type (offset- and rank-coded integers, strings, dates, doubles
+// with NaN and -0.0), NULLs in keys and measures, and the specs SQL writes
+// (CUBE, ROLLUP, a product of rollups, GROUPING SETS, one column, the total).
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "cube/full_cube.hpp"
+#include "table/table.hpp"
+
+namespace gpuolap::cube::test {
+
+inline table::Table random_table(std::size_t rows, std::uint32_t seed, bool sorted = false) {
+  std::mt19937_64 rng(seed);
+  auto pick = [&](std::uint64_t n) { return static_cast<std::int64_t>(rng() % n); };
+  auto maybe_null = [&](table::Column& c, std::size_t r, int percent) {
+    if (c.nulls.size() < r + 1) c.nulls.resize(r + 1, 0);
+    c.nulls[r] = pick(100) < percent;
+  };
+  table::Table t;
+  t.name = "facts";
+  auto add = [&](std::string name, table::ColumnType type) -> table::Column& {
+    table::Column c;
+    c.name = std::move(name);
+    c.type = type;
+    t.columns.push_back(std::move(c));
+    return t.columns.back();
+  };
+  add("a", table::ColumnType::Int64);          // small range, NULLs
+  add("b", table::ColumnType::String);         // strings, NULLs
+  add("c", table::ColumnType::Date);           // dates
+  add("d", table::ColumnType::Double);         // doubles: NaN, -0.0, NULLs
+  add("e", table::ColumnType::Int64);          // a sparse, wide range: rank-coded
+  add("x", table::ColumnType::Double);         // measure with NULLs
+  add("y", table::ColumnType::Int64);          // measure, large magnitudes
+  add("z", table::ColumnType::String);         // MIN/MAX of strings
+  t.columns[1].dictionary = {"", "alpha", "beta", "gamma", "zeta"};
+  t.columns[7].dictionary = {"p", "q", "r"};
+  const double d_values[] = {1.5, -2.25, 0.0, -0.0, std::numeric_limits<double>::quiet_NaN(), 1e300};
+  for (std::size_t r = 0; r < rows; ++r) {
+    t.columns[0].int64s.push_back(pick(5) - 2);
+    maybe_null(t.columns[0], r, 10);
+    t.columns[1].int32s.push_back(static_cast<std::int32_t>(pick(5)));
+    maybe_null(t.columns[1], r, 8);
+    t.columns[2].int32s.push_back(static_cast<std::int32_t>(19000 + pick(40)));
+    t.columns[3].doubles.push_back(d_values[pick(6)]);
+    maybe_null(t.columns[3], r, 5);
+    t.columns[4].int64s.push_back(static_cast<std::int64_t>(rng() >> 4) * (pick(2) ? 1 : -1) % 7 * 1'000'000'000'000LL);
+    t.columns[5].doubles.push_back(static_cast<double>(pick(20001) - 10000) / 8.0);
+    maybe_null(t.columns[5], r, 15);
+    t.columns[6].int64s.push_back((pick(2) ? 1 : -1) * (std::int64_t{1} << 40) + pick(1000));
+    t.columns[7].int32s.push_back(static_cast<std::int32_t>(pick(3)));
+    maybe_null(t.columns[7], r, 20);
+  }
+  for (table::Column& c : t.columns) c.nulls.resize(rows, 0);
+  if (sorted) table::sort_table(t, {"a", "b", "c", "d", "e"});
+  return t;
+}
+
+struct SpecCase {
+  std::string name, dims, sets;  // sets empty: the rollups' product
+};
+
+inline std::vector<SpecCase> spec_cases() {
+  return {
+      {"cube of three", "a, b, c", ""},
+      {"rollup of three", "a>b>d", ""},
+      {"product of rollups", "a>b, c>e", ""},
+      {"grouping sets", "a, b, d, e", "(a, e), (d), (), (b, d)"},
+      {"one column", "e", ""},
+      {"total only", "a", "()"},
+      {"every column", "a, b, c, d, e", "(a, b, c, d, e), (b), ()"},
+  };
+}
+
+inline CubeSpec make_spec(const SpecCase& c, const table::Table& t) {
+  CubeSpec spec = parse_dims(c.dims);
+  if (!c.sets.empty()) parse_sets(c.sets, spec);
+  parse_measures("count(*), count(x), sum(x), avg(x), min(x), sum(y), min(z), max(c)", spec, t);
+  return spec;
+}
+
+}  // namespace gpuolap::cube::test
