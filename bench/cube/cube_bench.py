@@ -28,7 +28,7 @@ def run(cmd, **kw):
 
 def parse_timing(err):
     """Run 1's and the last run's stages, the wall times, the cells."""
-    out = {"run1": {}, "resident": {}, "cells": None}
+    out = {"run1": {}, "last": {}, "cells": None}
     section = None
     for line in err.splitlines():
         if line.startswith("cube build:"):
@@ -36,13 +36,13 @@ def parse_timing(err):
         elif line.strip() == "run 1:":
             section = "run1"
         elif line.strip().startswith("run ") and line.strip().endswith(":"):
-            section = "resident"
+            section = "last"
         elif line.strip().startswith("wall:"):
             section = None
             m = re.search(r"run 1 ([0-9.]+) ms", line)
             out["wall1"] = float(m.group(1))
             m = re.search(r"median ([0-9.]+) ms", line)
-            out["wall_resident"] = float(m.group(1)) if m else None
+            out["wall_last"] = float(m.group(1)) if m else None
         elif section and STAGE.match(line):
             name, ms = STAGE.match(line).groups()
             out[section][name] = float(ms)
@@ -60,6 +60,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--duckdb", action="store_true", help="time DuckDB's GROUP BY ROLLUP, ROLLUP on the same rows")
     ap.add_argument("--json")
+    ap.add_argument("--bandwidth", type=float, help="the GPU's measured streaming read, TB/s (for the floor)")
     args = ap.parse_args()
     results = []
     for scale in [float(s) for s in args.scales.split(",")]:
@@ -77,15 +78,18 @@ def main():
                     runs.append((algorithm, 0))
             if scale <= args.sequential_max_scale:
                 runs.insert(0, ("cpu-sequential", 1))
-            for algorithm, threads in runs:
+            gpu_runs = [(a, t, True) for a, t in runs if a.startswith("gpu-")]
+            for algorithm, threads, *not_resident in runs + gpu_runs:
                 cmd = [args.gpuolap, "cube", "build", "--db", db, "--table", table, "--dims", DIMS, "--measure", MEASURE,
                        "--algorithm", algorithm, "--repeat", str(args.repeat if algorithm != "cpu-sequential" else 2),
                        "--timing", "--out", "cube_out"]
                 if threads:
                     cmd += ["--threads", str(threads)]
+                if not_resident:
+                    cmd.append("--not-resident")
                 p = subprocess.run(cmd, capture_output=True, text=True)
                 row = {"scale": scale, "rows": round(25_000_000 * scale), "table": table, "algorithm": algorithm,
-                       "threads": threads}
+                       "threads": threads, "resident": not not_resident}
                 if p.returncode != 0:
                     row["error"] = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else f"exit {p.returncode}"
                 else:
@@ -98,7 +102,7 @@ def main():
     if args.json:
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
-    print_table(results)
+    print_table(results, args.bandwidth)
 
 
 def duckdb_row(args, db, scale):
@@ -122,29 +126,36 @@ def duckdb_row(args, db, scale):
         cells = con.execute("SELECT count(*) FROM r").fetchone()[0]
     times = sorted(times[1:])
     return {"scale": scale, "rows": round(25_000_000 * scale), "table": "sales", "algorithm": f"DuckDB {duckdb.__version__}",
-            "threads": threads, "wall_resident": times[len(times) // 2], "cells": cells}
+            "threads": threads, "resident": True, "wall_last": times[len(times) // 2], "cells": cells}
 
 
 def kernels(stages):
     return sum(ms for name, ms in stages.items()
-               if "host to device" not in name and "device to host" not in name and "(host)" not in name)
+               if "host to device" not in name and "device to host" not in name and "(host" not in name
+               and name not in ("transfers", "kernels (on the GPU, without transfers)"))
 
 
-def print_table(results):
-    print("| rows | table | algorithm | threads | cells | run 1 wall ms | upload ms | resident: wall ms | "
-          "resident: kernels ms | download ms |")
-    print("|---:|---|---|---:|---:|---:|---:|---:|---:|---:|")
+def print_table(results, bandwidth=None):
+    """Runs 2..N: the table resident on the GPU, or uploaded each run (not resident)."""
+    print("| rows | table | algorithm | threads | resident | cells | run 1 wall ms | runs 2..N wall ms | "
+          "kernels ms | upload ms | download ms | floor ms | kernels / floor | (upload + kernels + download) / upload |")
+    print("|---:|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    fmt = lambda v, p=3: "" if v is None else f"{v:.{p}f}"
     for r in results:
         if "error" in r:
-            print(f"| {r['rows']:,} | {r['table']} | {r['algorithm']} | {r['threads'] or ''} | error: {r['error']} |||||")
+            print(f"| {r['rows']:,} | {r['table']} | {r['algorithm']} | {r['threads'] or ''} | | error: {r['error']} |||||||||")
             continue
-        res = r.get("resident") or r.get("run1") or {}
-        up = (r.get("run1") or {}).get("upload (host to device)")
-        down = res.get("download (device to host)")
-        fmt = lambda v: "" if v is None else f"{v:.3f}"
-        print(f"| {r['rows']:,} | {r['table']} | {r['algorithm']} | {r['threads'] or ''} | {r.get('cells') or ''} | "
-              f"{fmt(r.get('wall1'))} | {fmt(up)} | {fmt(r.get('wall_resident'))} | "
-              f"{fmt(kernels(res)) if res else ''} | {fmt(down)} |")
+        last = r.get("last") or {}
+        gpu = r["algorithm"].startswith("gpu-")
+        k = kernels(last) if last else None
+        up = last.get("upload (host to device)")
+        down = last.get("download (device to host)")
+        floor = r["rows"] * 16 / (bandwidth * 1e12) * 1e3 if bandwidth and gpu else None
+        bus = (up + k + down) / up if up and down is not None else None
+        print(f"| {r['rows']:,} | {r['table']} | {r['algorithm']} | {r['threads'] or ''} | "
+              f"{('yes' if r.get('resident') else 'no') if gpu else ''} | {r.get('cells') or ''} | {fmt(r.get('wall1'))} | "
+              f"{fmt(r.get('wall_last'))} | {fmt(k) if gpu else ''} | {fmt(up)} | {fmt(down)} | {fmt(floor, 4)} | "
+              f"{fmt(k / floor if floor and k else None, 1)} | {fmt(bus, 2)} |")
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On the GPU machine (issue 20), logs to $OUT: builds the command and the
-# cube's gpu tests, runs them, then bench/cube/cube_bench.py (SCALES, default
-# 0.04,0.2,0.4,1; DUCKDB=1 adds DuckDB, from the carried wheel in .whl).
+# cube's gpu tests, runs them and the GPU algorithms against DuckDB (the
+# wheel carried in .whl), then bench/cube/cube_bench.py (SCALES, default
+# 0.04,0.2,0.4,1; DUCKDB=1 adds DuckDB's GROUP BY ROLLUP as the peer).
 #   cube.sh test | bench | all
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -18,22 +19,29 @@ if [ ! -x build-gpu/src/gpuolap ] || [ "$mode" != bench ]; then
   echo "built in $SECONDS s"
 fi
 scripts/device/unpack_deps.sh
+if ls .whl/*.whl >/dev/null 2>&1; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+  export PYTHONPATH=/tmp/site
+fi
 if [ "$mode" != bench ]; then
   SECONDS=0
   ctest --test-dir build-gpu -R 'CubeGpu' --output-on-failure --timeout 900 > "$out/ctest-cube-gpu.log" 2>&1
   echo "cube gpu tests: exit $? in $SECONDS s"
   grep -E "tests passed|\(Failed\)|Failure|Expected|Which is" "$out/ctest-cube-gpu.log" | head -30
+  SECONDS=0
+  python3 tests/cube/cube_vs_duckdb.py --gpuolap build-gpu/src/gpuolap --work /tmp/cube-vs-duckdb --seed 7 --tables 3 \
+    --algorithms gpu-naive,gpu-sorted,gpu-lattice,gpu-expand > "$out/cube-vs-duckdb.log" 2>&1
+  echo "GPU cubes against DuckDB: exit $? in $SECONDS s"
+  tail -5 "$out/cube-vs-duckdb.log"
 fi
 if [ "$mode" != test ]; then
-  if [ "${DUCKDB:-0}" = 1 ] && ls .whl/*.whl >/dev/null 2>&1; then
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
-    export PYTHONPATH=/tmp/site
-    duck=--duckdb
-  fi
+  [ "${DUCKDB:-0}" = 1 ] && python3 -c 'import duckdb' 2>/dev/null && duck=--duckdb
   build-gpu/src/gpuolap bench --kind biker --scale 0.01 --engines gpu --repeat 1 2>/dev/null | grep -E "^GPU:" > "$out/bandwidth.txt"
   cat "$out/bandwidth.txt"
+  bandwidth=$(grep -oE "[0-9.]+ TB/s" "$out/bandwidth.txt" | cut -d" " -f1)
   SECONDS=0
   python3 bench/cube/cube_bench.py --gpuolap build-gpu/src/gpuolap --scales "${SCALES:-0.04,0.2,0.4,1}" \
+    --bandwidth "${bandwidth:-3.0}" --algorithms "${ALGORITHMS:-cpu-partitioned,gpu-naive,gpu-sorted,gpu-lattice,gpu-expand}" \
     --repeat "${REPEAT:-5}" ${duck:-} --json "$out/cube-bench.json" > "$out/cube-bench.md" 2> "$out/cube-bench.err"
   echo "cube bench: exit $? in $SECONDS s"
   cat "$out/cube-bench.md"

@@ -142,7 +142,7 @@ struct CubeBuildOptions {
   int threads = 0;
   int device = -1;
   int repeat = 1;
-  bool timing = false, selfcheck = false;
+  bool timing = false, selfcheck = false, not_resident = false;
 };
 int run_cube_build(const CubeBuildOptions& o);
 

@@ -91,10 +91,11 @@ int run_cube_build(const CubeBuildOptions& o) {
   options.threads = o.threads;
   options.device = o.device;
   options.timing = o.timing;
+  options.keep_resident = !o.not_resident;
   if (o.selfcheck) return selfcheck(prepared, options);
 
   // Run 1 finds the table on the host (a GPU algorithm uploads it); later
-  // runs find it resident.
+  // runs find it resident on the GPU, unless --not-resident.
   std::vector<cube::CubeResult> runs;
   std::vector<double> wall;
   for (int r = 0; r < std::max(1, o.repeat); ++r) {
@@ -124,7 +125,8 @@ int run_cube_build(const CubeBuildOptions& o) {
                              spec.sets.size(), cells, cube::algorithm_name(result.algorithm), result.why);
     std::cerr << fmt::format("  encode (host, once): {:.3f} ms\n", prepared.encode_ms());
     print_stages(runs.front(), "run 1");
-    if (runs.size() > 1) print_stages(runs.back(), fmt::format("run {} (the table resident)", wall.size()));
+    const bool resident = cube::runs_on_gpu(result.algorithm) && !o.not_resident;
+    if (runs.size() > 1) print_stages(runs.back(), fmt::format("run {}{}", wall.size(), resident ? " (the table resident)" : ""));
     std::cerr << fmt::format("  wall: run 1 {:.3f} ms", wall.front());
     if (wall.size() > 1)
       std::cerr << fmt::format(", runs 2..{} median {:.3f} ms, min {:.3f} ms", wall.size(),

@@ -351,6 +351,8 @@ int main(int argc, char** argv) {
                  "and the last run's stages")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  cb->add_flag("--not-resident", cube_build.not_resident,
+               "A GPU algorithm uploads the table in every run (measures a table that does not stay on the GPU)");
   cb->add_flag("--timing", cube_build.timing, "Print the algorithm, why, and each stage's time on stderr");
   cb->add_flag("--selfcheck", cube_build.selfcheck, "Build with every algorithm and compare each with cpu-sequential");
   auto* table = app.add_subcommand("table", "Relational tables in a database directory: load a CSV, list, describe");

@@ -110,49 +110,45 @@ std::uint64_t code_of(const ColumnCoding& coding, std::size_t row) {
                                     coding.distinct.begin()) + null_slot;
 }
 
-// The table column of grouping column `coding`, from the codes of the
-// result's rows (kNoCode where the set rolls the column up).
-constexpr std::uint64_t kNoCode = ~std::uint64_t{0};
-
-table::Column decode_column(const ColumnCoding& coding, const std::vector<std::uint64_t>& codes) {
+// An empty result column shaped as grouping column `coding`'s source, rows
+// long (values zero, no NULL yet).
+table::Column result_column(const ColumnCoding& coding, std::size_t rows) {
   const table::Column& src = *coding.source;
   table::Column out;
   out.name = src.name;
   out.type = src.type;
   out.dictionary = src.dictionary;
-  const std::size_t n = codes.size();
-  out.nulls.assign(n, 0);
-  if (src.type == table::ColumnType::Int64) out.int64s.assign(n, 0);
-  else if (src.type == table::ColumnType::Double) out.doubles.assign(n, 0);
-  else out.int32s.assign(n, 0);
-  const std::uint64_t null_slot = coding.has_null ? 1 : 0;
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, kGrain), [&](const tbb::blocked_range<std::size_t>& r) {
-    for (std::size_t i = r.begin(); i < r.end(); ++i) {
-      if (codes[i] == kNoCode || (coding.has_null && codes[i] == 0)) {
-        out.nulls[i] = 1;
-        continue;
-      }
-      const std::uint64_t word = coding.ranked ? coding.distinct[codes[i] - null_slot]
-                                               : groupby::order_bits(coding.min + static_cast<std::int64_t>(codes[i] - null_slot));
-      if (src.type == table::ColumnType::Int64) out.int64s[i] = groupby::int_of_order_bits(word);
-      else if (src.type == table::ColumnType::Double) out.doubles[i] = groupby::double_of_order_bits(word);
-      else out.int32s[i] = static_cast<std::int32_t>(groupby::int_of_order_bits(word));
-    }
-  });
-  if (std::none_of(out.nulls.begin(), out.nulls.end(), [](std::uint8_t b) { return b != 0; })) out.nulls.clear();
+  out.nulls.resize(rows);
+  if (src.type == table::ColumnType::Int64) out.int64s.resize(rows);
+  else if (src.type == table::ColumnType::Double) out.doubles.resize(rows);
+  else out.int32s.resize(rows);
   return out;
 }
 
-table::Column aggregate_column(const groupby::ResultColumn& r, const std::string& name, const table::Column* source) {
+// Row `i` of `out` from `code` of grouping column `coding`.
+void decode_into(const ColumnCoding& coding, std::uint64_t code, table::Column& out, std::size_t i) {
+  const std::uint64_t null_slot = coding.has_null ? 1 : 0;
+  if (coding.has_null && code == 0) {
+    out.nulls[i] = 1;
+    return;
+  }
+  const std::uint64_t word = coding.ranked ? coding.distinct[code - null_slot]
+                                           : groupby::order_bits(coding.min + static_cast<std::int64_t>(code - null_slot));
+  if (out.type == table::ColumnType::Int64) out.int64s[i] = groupby::int_of_order_bits(word);
+  else if (out.type == table::ColumnType::Double) out.doubles[i] = groupby::double_of_order_bits(word);
+  else out.int32s[i] = static_cast<std::int32_t>(groupby::int_of_order_bits(word));
+}
+
+table::Column aggregate_column(groupby::ResultColumn r, const std::string& name, const table::Column* source) {
   table::Column out;
   out.name = name;
-  out.nulls = r.nulls;
+  out.nulls = std::move(r.nulls);
   if (r.type == ValueType::Double) {
     out.type = table::ColumnType::Double;
-    out.doubles = r.doubles;
+    out.doubles = std::move(r.doubles);
   } else if (r.type == ValueType::Int64) {
     out.type = table::ColumnType::Int64;
-    out.int64s = r.ints;
+    out.int64s = std::move(r.ints);
   } else {
     // MIN/MAX of a date or a string: the column's own type.
     out.type = source->type;
@@ -317,59 +313,71 @@ SetCells cells_from_states(const CodedTable& coded, std::vector<std::uint64_t> k
 }
 
 table::Table finish_table(const CodedTable& coded, const CubeSpec& spec, const std::vector<SetCells>& sets) {
-  std::size_t rows = 0;
-  for (const SetCells& s : sets) rows += s.keys.size();
-  const std::size_t n = coded.columns.size();
+  const std::size_t n = coded.columns.size(), aggregates = coded.slots.size();
+  std::vector<std::size_t> base{0};
+  for (const SetCells& s : sets) base.push_back(base.back() + s.keys.size());
+  const std::size_t rows = base.back();
+  std::vector<Layout> layouts;
+  for (SetMask mask : spec.sets) layouts.push_back(layout_of(coded, mask));
+
   table::Table out;
   out.name = "cube";
-  // GROUPING(c1, ..., cn) and each column's code, row by row.
   table::Column grouping;
   grouping.name = "grouping";
   grouping.type = table::ColumnType::Int64;
-  grouping.int64s.reserve(rows);
-  std::vector<std::vector<std::uint64_t>> codes(n, std::vector<std::uint64_t>(rows, kNoCode));
-  std::size_t base = 0;
-  for (std::size_t s = 0; s < sets.size(); ++s) {
+  grouping.int64s.resize(rows);
+  out.columns.push_back(std::move(grouping));
+  for (const ColumnCoding& c : coded.columns) out.columns.push_back(result_column(c, rows));
+  // The aggregates' states of every set, one set after the other.
+  std::vector<std::vector<std::uint64_t>> bits(aggregates), high(aggregates), count(aggregates);
+  for (std::size_t a = 0; a < aggregates; ++a) {
+    bits[a].resize(rows);
+    if (groupby::integer_sum(coded.slots[a])) high[a].resize(rows);
+    if (coded.slots[a].keeps_count) count[a].resize(rows);
+  }
+
+  // Each set's cells in blocks, a task each: GROUPING(c1, ..., cn), the
+  // columns decoded from the key (NULL where rolled up), the states copied.
+  tbb::parallel_for(std::size_t{0}, sets.size(), [&](std::size_t s) {
     const SetMask mask = spec.sets[s];
-    const Layout layout = layout_of(coded, mask);
     std::int64_t id = 0;
     for (std::size_t i = 0; i < n; ++i) id = id << 1 | ((mask >> i) & 1 ? 0 : 1);
-    const std::vector<std::uint64_t>& keys = sets[s].keys;
-    grouping.int64s.insert(grouping.int64s.end(), keys.size(), id);
-    for (std::size_t i = 0; i < n; ++i) {
-      if (!(mask & (SetMask{1} << i))) continue;
-      const std::uint64_t stride = layout.stride[i], radix = coded.columns[i].radix;
-      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, keys.size(), kGrain), [&](const tbb::blocked_range<std::size_t>& r) {
-        for (std::size_t c = r.begin(); c < r.end(); ++c) codes[i][base + c] = keys[c] / stride % radix;
-      });
-    }
-    base += keys.size();
+    const SetCells& cells = sets[s];
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, cells.keys.size(), kGrain), [&](const tbb::blocked_range<std::size_t>& r) {
+      for (std::size_t c = r.begin(); c < r.end(); ++c) {
+        const std::size_t row = base[s] + c;
+        out.columns[0].int64s[row] = id;
+        for (std::size_t i = 0; i < n; ++i) {
+          if (mask & (SetMask{1} << i))
+            decode_into(coded.columns[i], cells.keys[c] / layouts[s].stride[i] % coded.columns[i].radix, out.columns[1 + i], row);
+          else
+            out.columns[1 + i].nulls[row] = 1;
+        }
+      }
+      for (std::size_t a = 0; a < aggregates; ++a) {
+        std::copy(cells.bits[a].begin() + r.begin(), cells.bits[a].begin() + r.end(), bits[a].begin() + base[s] + r.begin());
+        if (!high[a].empty())
+          std::copy(cells.high[a].begin() + r.begin(), cells.high[a].begin() + r.end(), high[a].begin() + base[s] + r.begin());
+        if (!count[a].empty())
+          std::copy(cells.count[a].begin() + r.begin(), cells.count[a].begin() + r.end(), count[a].begin() + base[s] + r.begin());
+      }
+    });
+  });
+  for (std::size_t i = 1; i <= n; ++i) {
+    auto& nulls = out.columns[i].nulls;
+    if (std::none_of(nulls.begin(), nulls.end(), [](std::uint8_t b) { return b != 0; })) nulls.clear();
   }
-  out.columns.push_back(std::move(grouping));
-  for (std::size_t i = 0; i < n; ++i) out.columns.push_back(decode_column(coded.columns[i], codes[i]));
+  for (std::size_t a = 0; a < aggregates; ++a)
+    out.columns.push_back(aggregate_column(
+        groupby::finish_aggregate(coded.measures, a, coded.slots[a], rows, bits[a].data(),
+                                  high[a].empty() ? nullptr : high[a].data(), count[a].empty() ? nullptr : count[a].data()),
+        measure_name(spec.measures[a]), coded.aggregate_sources[a]));
 
-  // The rows of the total "()" over no rows: PostgreSQL still answers the
-  // empty grouping set with one row, COUNT 0 and every other aggregate NULL.
+  // PostgreSQL answers the empty grouping set with one row even over no
+  // rows: COUNT 0, every other aggregate NULL.
   std::vector<std::size_t> empty_totals;
-  base = 0;
-  for (std::size_t s = 0; s < sets.size(); ++s) {
-    if (spec.sets[s] == 0 && sets[s].keys.empty()) empty_totals.push_back(base);
-    base += sets[s].keys.size();
-  }
-  for (std::size_t a = 0; a < coded.slots.size(); ++a) {
-    // The sets' states of aggregate a, one after the other.
-    std::vector<std::uint64_t> bits, high, count;
-    bits.reserve(rows);
-    for (const SetCells& s : sets) {
-      bits.insert(bits.end(), s.bits[a].begin(), s.bits[a].end());
-      high.insert(high.end(), s.high[a].begin(), s.high[a].end());
-      count.insert(count.end(), s.count[a].begin(), s.count[a].end());
-    }
-    const groupby::ResultColumn r = groupby::finish_aggregate(coded.measures, a, coded.slots[a], rows, bits.data(),
-                                                              high.empty() ? nullptr : high.data(),
-                                                              count.empty() ? nullptr : count.data());
-    out.columns.push_back(aggregate_column(r, measure_name(spec.measures[a]), coded.aggregate_sources[a]));
-  }
+  for (std::size_t s = 0; s < sets.size(); ++s)
+    if (spec.sets[s] == 0 && sets[s].keys.empty()) empty_totals.push_back(base[s]);
   if (!empty_totals.empty()) insert_empty_totals(out, coded, spec, empty_totals);
   return out;
 }

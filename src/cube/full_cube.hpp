@@ -90,6 +90,9 @@ struct BuildOptions {
   int threads = 0;                     // cpu-partitioned's threads; 0: all
   int device = -1;                     // the GPU; -1: the current one
   bool timing = false;                 // time each stage (the GPU's with CUDA events)
+  // The GPU keeps the coded table on the device for the next build; false:
+  // every build uploads it (to measure a table that does not stay there).
+  bool keep_resident = true;
 };
 
 // The result: one row per non-empty intersection of every set, sets in the

@@ -417,4 +417,48 @@ TEST_F(Cli, GroupbyOrderedAnswersAsSqlDoesAndRefusesBadInput) {
                        {"unknown architecture '4-kernel'"});
 }
 
+// gpuolap cube build: the CPU algorithms give every grouping set as SQL's
+// GROUPING SETS does, --out stores the cells as a table SQL reads, table
+// sort records the order; bad specs exit 2 naming what is wrong.
+TEST_F(Cli, CubeBuildAnswersAsGroupingSetsAndRefusesBadInput) {
+  const std::string csv = file("s.csv", "y,m,g,amount\n2024,1,a,1.5\n2024,2,a,2\n2025,1,b,\n2024,1,b,4\n");
+  ASSERT_EQ(run("table load --db " + path("db") + " --name s --csv " + csv).status, 0);
+  const std::string db = " --db " + path("db") + " ";
+  const std::string want = "grouping,y,m,g,sum_amount,count_star\n"
+                           "0,2024,1,a,1.5,1\n0,2024,1,b,4,1\n0,2024,2,a,2,1\n0,2025,1,b,,1\n"
+                           "1,2024,1,,5.5,2\n1,2024,2,,2,1\n1,2025,1,,,1\n"
+                           "2,2024,,a,3.5,2\n2,2024,,b,4,1\n2,2025,,b,,1\n"
+                           "3,2024,,,7.5,3\n3,2025,,,,1\n"
+                           "6,,,a,3.5,2\n6,,,b,4,2\n7,,,,7.5,4\n";
+  for (const char* algorithm : {"cpu-sequential", "cpu-partitioned"}) {
+    const Outcome r = run("cube build" + db + "--table s --dims 'y>m, g' --measure 'sum(amount),count(*)' --algorithm " +
+                          algorithm);
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.out, want) << algorithm;
+  }
+  const Outcome sets = run("cube build" + db + "--table s --dims 'y, g' --sets '(g), ()' --measure 'count(*)' --timing");
+  EXPECT_EQ(sets.out, "grouping,y,g,count_star\n2,,a,2\n2,,b,2\n3,,,4\n");
+  EXPECT_NE(sets.err.find("2 grouping sets"), std::string::npos) << sets.err;
+  ASSERT_EQ(run("cube build" + db + "--table s --dims 'g' --measure 'max(amount)' --out cells").status, 0);
+  EXPECT_EQ(run("sql" + db + "\"SELECT g, max_amount FROM cells ORDER BY grouping, g\"").out,
+            "g,max_amount\na,2\nb,4\n,4\n");
+  const Outcome sorted = run("table sort" + db + "--name s --by g,y --out s2");
+  EXPECT_EQ(sorted.status, 0) << sorted.err;
+  EXPECT_NE(run("table list" + db).out.find("sorted by g,y"), std::string::npos);
+
+  expect_input_error("cube build" + db + "--table s --dims 'y,,g' --measure 'count(*)'", {"empty dimension"});
+  expect_input_error("cube build" + db + "--table s --dims 'y>nope' --measure 'count(*)'", {"no column 'nope'"});
+  expect_input_error("cube build" + db + "--table s --dims 'y' --measure 'sum(g)'", {"has no sum"});
+  expect_input_error("cube build" + db + "--table s --dims 'y' --sets '(m)' --measure 'count(*)'",
+                     {"'m' is not one of the grouping columns"});
+  expect_input_error("cube build" + db + "--table s --dims 'y' --measure 'count(*)' --algorithm fast",
+                     {"unknown cube algorithm 'fast'"});
+  expect_input_error("cube build" + db + "--table s --dims 'y' --measure 'count(*)' --out 'no good'",
+                     {"is not a table name"});
+  expect_input_error("table sort" + db + "--name s --by nope", {"nope"});
+  if (!machine_has_gpu())
+    expect_input_error("cube build" + db + "--table s --dims 'y' --measure 'count(*)' --algorithm gpu-lattice",
+                       {"gpu-lattice needs"});
+}
+
 }  // namespace

@@ -4,11 +4,15 @@
 // CUDA events: "upload" (host to device), the algorithm's kernels, and
 // "download" (device to host), so that the bus is seen beside the kernels.
 #include <cub/cub.cuh>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
 #include <thrust/iterator/counting_iterator.h>
 
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <chrono>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -16,9 +20,11 @@
 
 #include "cube/cube_algorithms.hpp"
 #include "cube/gpu/cube_kernels.cuh"
+#include "groupby/gpu/block_cooperative.cuh"
 #include "gpu/runtime/cuda_check.cuh"
 #include "gpu/runtime/device_buffer.cuh"
 #include "gpu/runtime/device_context.cuh"
+#include "gpu/runtime/pinned_buffer.cuh"
 #include "gpu/runtime/stage_clock.cuh"
 #include "gpuolap/error.hpp"
 
@@ -78,10 +84,11 @@ class CubeRunner {
   explicit CubeRunner(int device) : ctx_(device) {}
 
   std::vector<SetCells> run(const CodedTable& coded, const CubeSpec& spec, Algorithm algorithm, bool timing,
-                            StageTimes& stages) {
+                            bool keep_resident, StageTimes& stages) {
     ctx_.bind();
     StageClock clock(ctx_.stream(), ctx_.events(), timing);
-    upload(coded, clock);
+    if (resident_ != coded.id || !keep_resident) stage(coded, stages, timing);
+    upload(coded, clock, keep_resident);
     slots_ = coded.slots;
     for (std::size_t v = 0; v < coded.measures.values.size(); ++v)
       for (std::size_t a = 0; a < slots_.size(); ++a)
@@ -116,23 +123,65 @@ class CubeRunner {
   }
 
  private:
-  // The table's keys and measure columns, unless this coded table is the
-  // one already resident.
-  void upload(const CodedTable& coded, StageClock& clock) {
-    if (resident_ == coded.id) return;
+  // The table's keys and measure columns in page-locked host memory, copied
+  // there once per coded table (in parallel), so that every upload reads
+  // them at the bus's speed: from pageable vectors the driver stages each
+  // copy itself (7 GB/s for 400 MB on an H200's host).
+  void stage(const CodedTable& coded, StageTimes& stages, bool timing) {
+    if (staged_id_ == coded.id) return;
+    const auto start = std::chrono::steady_clock::now();
+    staged_id_ = 0;
+    std::vector<std::pair<const void*, std::size_t>> parts{{coded.keys.data(), coded.rows * 8}};
+    for (const groupby::ColumnView& c : coded.measures.values) {
+      parts.emplace_back(c.values, coded.rows * (c.type == groupby::ValueType::Int32 ? 4 : 8));
+      parts.emplace_back(c.nulls, c.nulls ? coded.rows : 0);
+    }
+    staged_offsets_.clear();
+    std::size_t bytes = 0;
+    for (const auto& [data, size] : parts) {
+      staged_offsets_.push_back(bytes);
+      bytes += (size + 255) / 256 * 256;
+    }
+    GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(ctx_.stream()));  // no copy still reads the old bytes
+    staged_.reserve(std::max<std::size_t>(bytes, 1));
+    auto* base = static_cast<std::uint8_t*>(staged_.data());
+    for (std::size_t p = 0; p < parts.size(); ++p) {
+      const auto* from = static_cast<const std::uint8_t*>(parts[p].first);
+      const std::size_t size = parts[p].second;
+      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, size, std::size_t{1} << 22),
+                        [&](const tbb::blocked_range<std::size_t>& r) {
+                          std::memcpy(base + staged_offsets_[p] + r.begin(), from + r.begin(), r.size());
+                        });
+    }
+    staged_id_ = coded.id;
+    if (timing)
+      stages.emplace_back("stage into pinned memory (host, once)",
+                          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  }
+
+  // The staged keys and measure columns to the device, unless this coded
+  // table is resident there already (and kept so).
+  void upload(const CodedTable& coded, StageClock& clock, bool keep_resident) {
+    if (resident_ == coded.id && keep_resident) return;
     resident_ = 0;
     const cudaStream_t s = ctx_.stream();
+    const auto* base = static_cast<const std::uint8_t*>(staged_.data());
     clock.start("upload (host to device)");
-    keys_.upload(coded.keys.data(), coded.rows, s);
+    keys_.reserve(std::max<std::size_t>(coded.rows, 1));
+    GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(keys_.data(), base + staged_offsets_[0], coded.rows * 8, cudaMemcpyHostToDevice, s));
     for (std::size_t v = 0; v < coded.measures.values.size(); ++v) {
       const groupby::ColumnView& c = coded.measures.values[v];
       const std::size_t bytes = coded.rows * (c.type == groupby::ValueType::Int32 ? 4 : 8);
-      values_[v].upload(static_cast<const std::uint8_t*>(c.values), bytes, s);
-      if (c.nulls) nulls_[v].upload(c.nulls, coded.rows, s);
+      values_[v].reserve(std::max<std::size_t>(bytes, 1));
+      GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(values_[v].data(), base + staged_offsets_[1 + 2 * v], bytes, cudaMemcpyHostToDevice, s));
+      if (c.nulls) {
+        nulls_[v].reserve(coded.rows);
+        GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(nulls_[v].data(), base + staged_offsets_[2 + 2 * v], coded.rows,
+                                           cudaMemcpyHostToDevice, s));
+      }
     }
     clock.stop();
-    GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(s));
-    resident_ = coded.id;
+    if (keep_resident) resident_ = coded.id;
   }
 
   DeviceCells& cells_at(std::size_t i) {
@@ -140,11 +189,25 @@ class CubeRunner {
     return *sets_[i];
   }
 
-  std::uint32_t read_count() {
-    std::uint32_t n = 0;
-    GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(&n, count_.data(), sizeof n, cudaMemcpyDeviceToHost, ctx_.stream()));
-    GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(ctx_.stream()));
-    return n;
+  // Where cells_at(at)'s count lives on the device: steps that follow read
+  // it there, so that the host waits for the counts once (sync_sizes), not
+  // after every set.
+  std::uint32_t* count_of(std::size_t at) {
+    if (counts_.size() <= at) {
+      // Grown only between builds' steps: nothing pending reads the old one.
+      GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(ctx_.stream()));
+      std::vector<std::uint32_t> kept = counts_.download(counts_.size(), ctx_.stream());
+      kept.resize(at + 16, 0);
+      counts_ = DeviceBuffer<std::uint32_t>{};
+      counts_.upload(kept, ctx_.stream());
+    }
+    return counts_.data() + at;
+  }
+
+  // Every cells_at(i)'s size from its count on the device.
+  void sync_sizes() {
+    const std::vector<std::uint32_t> counts = counts_.download(std::min(counts_.size(), sets_.size()), ctx_.stream());
+    for (std::size_t i = 0; i < counts.size(); ++i) sets_[i]->size = counts[i];
   }
 
   // A dense cube of `cells` cells in `d`, initialized.
@@ -156,31 +219,32 @@ class CubeRunner {
     return A;
   }
 
-  // The filled cells of dense cube `dense` (cells many) into compact `out`.
-  void compact(DeviceCells& dense, std::uint64_t cells, DeviceCells& out) {
+  // The filled cells of dense cube `dense` (cells many) into compact
+  // cells_at(at), whose count stays on the device (count_of(at)).
+  void compact(DeviceCells& dense, std::uint64_t cells, std::size_t at) {
     const cudaStream_t s = ctx_.stream();
+    std::uint32_t* count = count_of(at);
+    DeviceCells& out = cells_at(at);
     index_.reserve(cells);
-    count_.reserve(1);
     const thrust::counting_iterator<std::uint32_t> all(0);
     std::size_t bytes = 0;
-    GPUOLAP_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, bytes, all, dense.filled.data(), index_.data(), count_.data(),
+    GPUOLAP_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, bytes, all, dense.filled.data(), index_.data(), count,
                                                   static_cast<std::int64_t>(cells), s));
     GPUOLAP_CUDA_CHECK(cub::DeviceSelect::Flagged(ctx_.scratch(bytes), bytes, all, dense.filled.data(), index_.data(),
-                                                  count_.data(), static_cast<std::int64_t>(cells), s));
-    const std::uint32_t n = read_count();
+                                                  count, static_cast<std::int64_t>(cells), s));
     const DeviceAggregates from = dense.reserve(slots_, cells);
-    const DeviceAggregates to = out.reserve(slots_, n);
-    out.keys.reserve(std::max<std::uint32_t>(n, 1));
-    if (n) gather_cells<<<grid_for(n), kBlock, 0, s>>>(index_.data(), n, from, to, out.keys.data());
+    const DeviceAggregates to = out.reserve(slots_, cells);
+    out.keys.reserve(std::max<std::uint64_t>(cells, 1));
+    gather_cells<<<grid_for(cells), kBlock, 0, s>>>(index_.data(), count, from, to, out.keys.data());
     GPUOLAP_CHECK_LAUNCH("gather_cells");
-    out.size = n;
   }
 
   // Compact cells of the runs of `sorted_keys` (n), each run's items added
   // from `source`.
   template <class Source>
-  void runs(const std::uint64_t* sorted_keys, std::size_t n, const Source& source, DeviceCells& out) {
+  void runs(const std::uint64_t* sorted_keys, std::size_t n, const Source& source, std::size_t at) {
     const cudaStream_t s = ctx_.stream();
+    DeviceCells& out = cells_at(at);
     flags_.reserve(std::max<std::size_t>(n, 1));
     run_ids_.reserve(std::max<std::size_t>(n, 1));
     std::uint32_t r = 0;
@@ -204,6 +268,8 @@ class CubeRunner {
           sorted_keys, flags_.data(), run_ids_.data(), n, kRunChunk, source, to, out.keys.data());
       GPUOLAP_CHECK_LAUNCH("aggregate_run_chunks");
     }
+    set_count<<<1, 1, 0, s>>>(count_of(at), r);
+    GPUOLAP_CHECK_LAUNCH("set_count");
     out.size = r;
   }
 
@@ -254,9 +320,10 @@ class CubeRunner {
     clock.start("filled cells (compaction)");
     std::vector<std::size_t> result;
     for (std::size_t s = 0; s < spec.sets.size(); ++s) {
-      compact(cells_at(spec.sets.size() + s), layout_of(coded, spec.sets[s]).cells, cells_at(s));
+      compact(cells_at(spec.sets.size() + s), layout_of(coded, spec.sets[s]).cells, s);
       result.push_back(s);
     }
+    sync_sizes();
     clock.stop();
     return result;
   }
@@ -289,26 +356,68 @@ class CubeRunner {
         order = order_.data();
       }
       clock.start("borders and runs");
-      runs(keys, coded.rows, RowSource{row_slots_, order}, cells_at(s));
+      runs(keys, coded.rows, RowSource{row_slots_, order}, s);
       clock.stop();
       result.push_back(s);
     }
     return result;
   }
 
-  // gpu-lattice: the finest set from the rows, once (runs when the rows are
-  // sorted; a dense cube when it fits; else sorted by key), then each
-  // requested set, finest first, from the computed set with the fewest
+  // The finest set from rows sorted by it, in one pass: ordered
+  // aggregation's block-cooperative kernel (groupby/gpu/block_cooperative.cuh)
+  // over the keys as one int64 column, a plain store per cell. Its count
+  // lands in count_of(at).
+  void finest_of_sorted_rows(const CodedTable& coded, std::size_t at) {
+    const cudaStream_t s = ctx_.stream();
+    const std::size_t n = coded.rows;
+    constexpr int kLocal = 256, kIntent = 32;
+    const std::size_t tiles = std::max<std::size_t>(1, (n + kLocal * kIntent - 1) / (kLocal * kIntent));
+    tile_status_.reserve(tiles);
+    tile_last_start_.reserve(tiles);
+    tile_ready_.reserve(tiles);
+    next_tile_.reserve(1);
+    std::uint32_t* count = count_of(at);
+    GPUOLAP_CUDA_CHECK(cudaMemsetAsync(tile_status_.data(), 0, tiles * sizeof(unsigned long long), s));
+    GPUOLAP_CUDA_CHECK(cudaMemsetAsync(tile_ready_.data(), 0, tiles * sizeof(int), s));
+    GPUOLAP_CUDA_CHECK(cudaMemsetAsync(next_tile_.data(), 0, sizeof(unsigned int), s));
+    GPUOLAP_CUDA_CHECK(cudaMemsetAsync(count, 0, sizeof(std::uint32_t), s));
+    DeviceCells& out = cells_at(at);
+    DeviceAggregates A = out.reserve(slots_, n);
+    out.keys.reserve(std::max<std::size_t>(n, 1));
+    if (n == 0) return;
+    const auto* keys = reinterpret_cast<const std::int64_t*>(keys_.data());
+    groupby::KeySlots key_slots;
+    key_slots.count = 1;
+    key_slots.key[0] = groupby::KeySlot{groupby::ValueType::Int64, keys, nullptr};
+    groupby::gpu::DeviceGroupKeys key_out;
+    key_out.values[0] = out.keys.data();
+    const groupby::gpu::TileState ts{tile_status_.data(), tile_last_start_.data(), tile_ready_.data(), next_tile_.data(),
+                                     count};
+    const groupby::gpu::OneKey<std::int64_t> key{keys};
+    const auto grid = static_cast<unsigned>(tiles);
+    // Instantiated for 1, 2, 4 and 8 aggregates: registers for what is used.
+    if (A.count == 1) groupby::gpu::block_cooperative<1><<<grid, kLocal, 0, s>>>(key, n, kIntent, A, key_slots, key_out, ts);
+    else if (A.count == 2) groupby::gpu::block_cooperative<2><<<grid, kLocal, 0, s>>>(key, n, kIntent, A, key_slots, key_out, ts);
+    else if (A.count <= 4) groupby::gpu::block_cooperative<4><<<grid, kLocal, 0, s>>>(key, n, kIntent, A, key_slots, key_out, ts);
+    else groupby::gpu::block_cooperative<8><<<grid, kLocal, 0, s>>>(key, n, kIntent, A, key_slots, key_out, ts);
+    GPUOLAP_CHECK_LAUNCH("block_cooperative");
+  }
+
+  // gpu-lattice: the finest set from the rows, once (one pass when the rows
+  // are sorted; a dense cube when it fits; else sorted by key first), then
+  // each requested set, finest first, from the computed set with the fewest
   // cells that contains it (a dense cube when the set fits, else runs of its
-  // parent's cells sorted by the set's key).
+  // parent's cells sorted by the set's key). Counts stay on the device
+  // until the end, so the host waits twice: after the finest set (whose
+  // count sizes the rest) and after the last set.
   std::vector<std::size_t> lattice(const CodedTable& coded, const CubeSpec& spec, StageClock& clock) {
     const std::size_t finest_at = spec.sets.size();
-    DeviceCells& finest = cells_at(finest_at);
+    const std::size_t dense_at = finest_at + 1;  // the dense cube each set fills before compaction
     clock.start("finest cells");
     if (coded.sorted) {
-      runs(keys_.data(), coded.rows, RowSource{row_slots_, nullptr}, finest);
+      finest_of_sorted_rows(coded, finest_at);
     } else if (dense_fits(coded.finest.cells, coded.rows)) {
-      DeviceCells& dense = cells_at(finest_at + 1);
+      DeviceCells& dense = cells_at(dense_at);
       DenseTarget t;
       t.projection = projection(coded, coded.finest, coded.finest);
       t.cells = dense_cube(dense, coded.finest.cells);
@@ -318,7 +427,7 @@ class CubeRunner {
         rows_into_dense<<<grid_for(coded.rows), kBlock, 0, ctx_.stream()>>>(keys_.data(), coded.rows, row_slots_,
                                                                           targets_.data(), 1);
       GPUOLAP_CHECK_LAUNCH("rows_into_dense");
-      compact(dense, coded.finest.cells, finest);
+      compact(dense, coded.finest.cells, finest_at);
     } else {
       projected_.reserve(std::max<std::size_t>(coded.rows, 1));
       positions_.reserve(std::max<std::size_t>(coded.rows, 1));
@@ -327,17 +436,20 @@ class CubeRunner {
                                                                        projected_.data(), positions_.data());
       GPUOLAP_CHECK_LAUNCH("project_keys");
       sort_with_positions(keys_.data(), positions_.data(), coded.rows, bits_for(coded.finest.cells));
-      runs(sorted_keys_.data(), coded.rows, RowSource{row_slots_, order_.data()}, finest);
+      runs(sorted_keys_.data(), coded.rows, RowSource{row_slots_, order_.data()}, finest_at);
     }
+    count_of(dense_at);
+    sync_sizes();
     clock.stop();
 
-    // Computed sets: (mask, index into sets_, cells).
+    // Computed sets: their mask, where their cells are, and at most how many
+    // (the count itself is on the device).
     struct Computed {
       SetMask mask;
       std::size_t at;
-      std::uint32_t cells;
+      std::uint64_t bound;
     };
-    std::vector<Computed> computed{{coded.finest.mask, finest_at, finest.size}};
+    std::vector<Computed> computed{{coded.finest.mask, finest_at, cells_at(finest_at).size}};
     std::vector<std::size_t> order(spec.sets.size());
     for (std::size_t s = 0; s < order.size(); ++s) order[s] = s;
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -349,41 +461,46 @@ class CubeRunner {
       const SetMask mask = spec.sets[s];
       const Computed* parent = nullptr;
       for (const Computed& c : computed)
-        if ((c.mask & mask) == mask && (!parent || c.cells < parent->cells)) parent = &c;
+        if ((c.mask & mask) == mask && (!parent || c.bound < parent->bound)) parent = &c;
       if (parent->mask == mask) {  // the finest set itself
         result[s] = parent->at;
         continue;
       }
       const Computed from = *parent;
       DeviceCells& p = cells_at(from.at);
-      const DeviceAggregates parent_cells = p.reserve(slots_, from.cells);
+      const DeviceAggregates parent_cells = p.reserve(slots_, from.bound);
       const Layout layout = layout_of(coded, mask);
       const Projection proj = projection(coded, layout_of(coded, from.mask), layout);
-      DeviceCells& out = cells_at(s);
-      if (dense_fits(layout.cells, from.cells)) {
-        DeviceCells& dense = cells_at(finest_at + 1);
+      std::uint64_t bound = std::min(layout.cells, from.bound);
+      if (dense_fits(layout.cells, from.bound)) {
+        DeviceCells& dense = cells_at(dense_at);
         DenseTarget t;
         t.projection = proj;
         t.cells = dense_cube(dense, layout.cells);
         t.filled = dense.filled.data();
-        if (from.cells)
-          cells_into_dense<<<grid_for((from.cells + kCellChunk - 1) / kCellChunk), kBlock, 0, ctx_.stream()>>>(
-              p.keys.data(), parent_cells, from.cells, t, kCellChunk);
+        if (from.bound)
+          cells_into_dense<<<grid_for((from.bound + kCellChunk - 1) / kCellChunk), kBlock, 0, ctx_.stream()>>>(
+              p.keys.data(), parent_cells, count_of(from.at), t, kCellChunk);
         GPUOLAP_CHECK_LAUNCH("cells_into_dense");
-        compact(dense, layout.cells, out);
+        compact(dense, layout.cells, s);
       } else {
-        projected_.reserve(std::max<std::uint32_t>(from.cells, 1));
-        positions_.reserve(std::max<std::uint32_t>(from.cells, 1));
-        if (from.cells)
-          project_keys<<<grid_for(from.cells), kBlock, 0, ctx_.stream()>>>(p.keys.data(), from.cells, proj,
-                                                                          projected_.data(), positions_.data());
+        // A sort needs the parent's count on the host.
+        std::uint32_t n = 0;
+        GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(&n, count_of(from.at), sizeof n, cudaMemcpyDeviceToHost, ctx_.stream()));
+        GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(ctx_.stream()));
+        projected_.reserve(std::max<std::uint32_t>(n, 1));
+        positions_.reserve(std::max<std::uint32_t>(n, 1));
+        if (n)
+          project_keys<<<grid_for(n), kBlock, 0, ctx_.stream()>>>(p.keys.data(), n, proj, projected_.data(), positions_.data());
         GPUOLAP_CHECK_LAUNCH("project_keys");
-        sort_with_positions(projected_.data(), positions_.data(), from.cells, bits_for(layout.cells));
-        runs(sorted_keys_.data(), from.cells, CellSource{parent_cells, order_.data()}, out);
+        sort_with_positions(projected_.data(), positions_.data(), n, bits_for(layout.cells));
+        runs(sorted_keys_.data(), n, CellSource{parent_cells, order_.data()}, s);
+        bound = cells_at(s).size;
       }
-      computed.push_back({mask, s, out.size});
+      computed.push_back({mask, s, bound});
       result[s] = s;
     }
+    sync_sizes();
     clock.stop();
     return result;
   }
@@ -421,7 +538,7 @@ class CubeRunner {
     clock.stop();
     clock.start("borders and runs");
     DeviceCells& all = cells_at(spec.sets.size());
-    runs(sorted_keys_.data(), n, RowSource{row_slots_, order_.data()}, all);
+    runs(sorted_keys_.data(), n, RowSource{row_slots_, order_.data()}, spec.sets.size());
     clock.stop();
     // The sets' cells lie one after the other, in set order: split them
     // where the set index (the keys' top bits) changes.
@@ -443,11 +560,20 @@ class CubeRunner {
   }
 
   // The compact cells sets_[result[i]] to the host; after gpu-expand, the
-  // ranges of the one array of cells.
+  // ranges of the one array of cells. The copies land in page-locked memory
+  // (a copy into pageable vectors ran at 5 GB/s) and are spread from there
+  // into the cells' vectors in parallel.
   std::vector<SetCells> download(const CodedTable& coded, const std::vector<std::size_t>& result, StageClock& clock) {
-    clock.start("download (device to host)");
-    std::vector<SetCells> out;
     const cudaStream_t s = ctx_.stream();
+    struct Piece {
+      const std::uint64_t* from;
+      std::vector<std::uint64_t>* to;
+      std::size_t offset;  // in the pinned buffer, in words
+    };
+    std::vector<SetCells> out;
+    std::vector<Piece> pieces;
+    std::size_t words = 0;
+    out.reserve(result.size());
     for (std::size_t i = 0; i < result.size(); ++i) {
       DeviceCells& d = cells_at(result[i]);
       std::size_t begin = 0, n = d.size;
@@ -455,22 +581,35 @@ class CubeRunner {
         begin = expand_ranges_[i].first;
         n = expand_ranges_[i].second - begin;
       }
-      SetCells c = empty_cells(coded);
-      c.keys.resize(n);
-      if (n) GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(c.keys.data(), d.keys.data() + begin, n * 8, cudaMemcpyDeviceToHost, s));
+      out.push_back(empty_cells(coded));
+      SetCells& c = out.back();
+      auto add = [&](const DeviceBuffer<std::uint64_t>& from, std::vector<std::uint64_t>& to) {
+        to.resize(n);
+        pieces.push_back({from.data() + begin, &to, words});
+        words += n;
+      };
+      add(d.keys, c.keys);
       for (std::size_t a = 0; a < slots_.size(); ++a) {
-        auto take = [&](DeviceBuffer<std::uint64_t>& from, std::vector<std::uint64_t>& to) {
-          to.resize(n);
-          if (n) GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(to.data(), from.data() + begin, n * 8, cudaMemcpyDeviceToHost, s));
-        };
-        take(d.bits[a], c.bits[a]);
-        if (groupby::integer_sum(slots_[a])) take(d.high[a], c.high[a]);
-        if (slots_[a].keeps_count) take(d.count[a], c.count[a]);
+        add(d.bits[a], c.bits[a]);
+        if (groupby::integer_sum(slots_[a])) add(d.high[a], c.high[a]);
+        if (slots_[a].keeps_count) add(d.count[a], c.count[a]);
       }
-      out.push_back(std::move(c));
     }
+    downloaded_.reserve(std::max<std::size_t>(words, 1) * 8);
+    auto* pinned = static_cast<std::uint64_t*>(downloaded_.data());
+    clock.start("download (device to host)");
+    for (const Piece& p : pieces)
+      if (!p.to->empty())
+        GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(pinned + p.offset, p.from, p.to->size() * 8, cudaMemcpyDeviceToHost, s));
     clock.stop();
     GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(s));
+    tbb::parallel_for(std::size_t{0}, pieces.size(), [&](std::size_t k) {
+      const Piece& p = pieces[k];
+      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, p.to->size(), std::size_t{1} << 18),
+                        [&](const tbb::blocked_range<std::size_t>& r) {
+                          std::memcpy(p.to->data() + r.begin(), pinned + p.offset + r.begin(), r.size() * 8);
+                        });
+    });
     if (!expand_ranges_.empty()) {
       // The set index above each key goes.
       const std::uint64_t mask = expand_key_bits_ >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << expand_key_bits_) - 1;
@@ -483,6 +622,10 @@ class CubeRunner {
 
   gpuolap::gpu::DeviceContext ctx_;
   std::uint64_t resident_ = 0;  // the coded table's id whose columns are on the device
+  PinnedBuffer staged_;         // the coded table's columns in page-locked host memory
+  PinnedBuffer downloaded_;     // the cells on their way back
+  std::uint64_t staged_id_ = 0;
+  std::vector<std::size_t> staged_offsets_;  // keys, then each value column's values and NULL flags
   DeviceBuffer<std::uint64_t> keys_;
   std::array<DeviceBuffer<std::uint8_t>, groupby::kMaxAggregates> values_, nulls_;
   std::vector<groupby::AggregateSlot> slots_;  // over the device's columns
@@ -491,7 +634,12 @@ class CubeRunner {
   DeviceBuffer<DenseTarget> targets_;
   DeviceBuffer<Projection> projections_;
   DeviceBuffer<std::uint64_t> projected_, sorted_keys_;
-  DeviceBuffer<std::uint32_t> positions_, order_, flags_, run_ids_, index_, count_;
+  DeviceBuffer<std::uint32_t> positions_, order_, flags_, run_ids_, index_;
+  DeviceBuffer<std::uint32_t> counts_;  // each cells_at(i)'s count, on the device
+  // The block-cooperative kernel's tile states.
+  DeviceBuffer<unsigned long long> tile_status_;
+  DeviceBuffer<int> tile_last_start_, tile_ready_;
+  DeviceBuffer<unsigned int> next_tile_;
   std::vector<std::pair<std::size_t, std::size_t>> expand_ranges_;
   int expand_key_bits_ = 0;
 };
@@ -518,7 +666,7 @@ std::vector<SetCells> build_gpu(const CodedTable& coded, const CubeSpec& spec, A
   auto& runner = runners[device];
   if (!runner) runner = std::make_unique<gpu::CubeRunner>(device);
   try {
-    return runner->run(coded, spec, algorithm, options.timing, stages);
+    return runner->run(coded, spec, algorithm, options.timing, options.keep_resident, stages);
   } catch (const GpuOutOfMemory& e) {
     runner.reset();
     throw InputError(std::to_string(coded.rows) + " rows do not fit " + std::string(algorithm_name(algorithm)) +

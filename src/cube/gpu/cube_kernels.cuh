@@ -82,11 +82,11 @@ __global__ void rows_into_dense(const std::uint64_t* keys, std::size_t rows, Dev
 // keys in registers and merges it atomically where the child key changes,
 // so that a projection that keeps the parent's leading columns costs an
 // atomic per child cell and chunk, not per parent cell.
-__global__ void cells_into_dense(const std::uint64_t* parent_keys, DeviceAggregates parent, std::uint32_t parent_cells,
-                                 DenseTarget target, int chunk) {
+__global__ void cells_into_dense(const std::uint64_t* parent_keys, DeviceAggregates parent,
+                                 const std::uint32_t* parent_cells, DenseTarget target, int chunk) {
   const std::size_t first = (blockIdx.x * std::size_t{blockDim.x} + threadIdx.x) * chunk;
-  if (first >= parent_cells) return;
-  const std::size_t last = min(first + chunk, std::size_t{parent_cells});
+  if (first >= *parent_cells) return;
+  const std::size_t last = min(first + chunk, std::size_t{*parent_cells});
   States<kStates> run, cell;
   std::uint32_t current = 0;
   for (std::size_t c = first; c < last; ++c) {
@@ -194,17 +194,19 @@ __global__ void aggregate_run_chunks(const std::uint64_t* sorted_keys, const std
   groupby::gpu::atomic_merge(out, current, st);
 }
 
+__global__ void set_count(std::uint32_t* count, std::uint32_t value) { *count = value; }
+
 __global__ void init_compact_cells(DeviceAggregates A, std::uint32_t n) {
   const std::size_t c = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
   if (c < n) groupby::gpu::init_group(A, static_cast<std::uint32_t>(c));
 }
 
-// A dense cube's filled cells, listed by `index` (ascending), into compact
-// cells keyed by their index.
-__global__ void gather_cells(const std::uint32_t* index, std::uint32_t count, DeviceAggregates dense,
+// A dense cube's filled cells, listed by `index` (ascending; *count of
+// them), into compact cells keyed by their index.
+__global__ void gather_cells(const std::uint32_t* index, const std::uint32_t* count, DeviceAggregates dense,
                              DeviceAggregates out, std::uint64_t* out_keys) {
   const std::size_t g = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
-  if (g >= count) return;
+  if (g >= *count) return;
   const std::uint32_t c = index[g];
   States<kStates> st;
   load_cell(dense, c, st);
