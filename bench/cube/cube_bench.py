@@ -60,16 +60,22 @@ def main():
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--duckdb", action="store_true", help="time DuckDB's GROUP BY ROLLUP, ROLLUP on the same rows")
     ap.add_argument("--json")
+    ap.add_argument("--unsorted-only", action="store_true", help="only the table as generated (no sorted copy)")
+    ap.add_argument("--lineitem", type=float, help="also the lineitem table at this scale factor, CUBE of 4 and 6 columns")
+    ap.add_argument("--lineitem-algorithms", default="cpu-partitioned,gpu-sorted,gpu-lattice,gpu-expand")
     ap.add_argument("--bandwidth", type=float, help="the GPU's measured streaming read, TB/s (for the floor)")
     args = ap.parse_args()
     results = []
-    for scale in [float(s) for s in args.scales.split(",")]:
+    if args.lineitem:
+        results += lineitem_rows(args)
+    for scale in [float(s) for s in args.scales.split(",") if s]:
         db = os.path.join(args.work, f"sales-{scale}")
-        if not os.path.exists(os.path.join(db, "sales_sorted.table")):
+        if not os.path.exists(os.path.join(db, "sales.table")):
             run([args.gpuolap, "generate", "sales-flat", "--db", db, "--scale", str(scale)])
+        if not args.unsorted_only and not os.path.exists(os.path.join(db, "sales_sorted.table")):
             run([args.gpuolap, "table", "sort", "--db", db, "--name", "sales", "--by",
                  "year,month,day,product_group,product", "--out", "sales_sorted"])
-        for table in ("sales", "sales_sorted"):
+        for table in ("sales",) if args.unsorted_only else ("sales", "sales_sorted"):
             runs = []
             for algorithm in args.algorithms.split(","):
                 if algorithm == "cpu-partitioned":
@@ -103,6 +109,37 @@ def main():
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
     print_table(results, args.bandwidth)
+
+
+# The lineitem table's CUBE over 4 and 6 columns: the lattice against a
+# pass per set (gpu-sorted) and the expansion.
+LINEITEM_CUBES = {
+    "4 columns, 16 sets": "l_returnflag, l_linestatus, l_shipmode, l_shipinstruct",
+    "6 columns, 64 sets": "l_returnflag, l_linestatus, l_shipmode, l_shipinstruct, l_linenumber, l_tax",
+}
+
+
+def lineitem_rows(args):
+    db = os.path.join(args.work, f"lineitem-{args.lineitem}")
+    if not os.path.exists(os.path.join(db, "lineitem.table")):
+        run([args.gpuolap, "generate", "lineitem", "--db", db, "--scale", str(args.lineitem)])
+    rows = []
+    for name, dims in LINEITEM_CUBES.items():
+        for algorithm in args.lineitem_algorithms.split(","):
+            cmd = [args.gpuolap, "cube", "build", "--db", db, "--table", "lineitem", "--dims", dims, "--measure",
+                   "sum(l_extendedprice),count(*)", "--algorithm", algorithm, "--repeat", str(args.repeat), "--timing",
+                   "--out", "cube_out"]
+            p = subprocess.run(cmd, capture_output=True, text=True)
+            row = {"scale": args.lineitem, "rows": None, "table": f"lineitem SF {args.lineitem}, {name}",
+                   "algorithm": algorithm, "threads": 0, "resident": True}
+            if p.returncode != 0:
+                row["error"] = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else f"exit {p.returncode}"
+            else:
+                row.update(parse_timing(p.stderr))
+                row["rows"] = int(re.search(r"cube build: (\d+) rows", p.stderr).group(1))
+            rows.append(row)
+            print(json.dumps(row), file=sys.stderr, flush=True)
+    return rows
 
 
 def duckdb_row(args, db, scale):
@@ -143,7 +180,7 @@ def print_table(results, bandwidth=None):
     fmt = lambda v, p=3: "" if v is None else f"{v:.{p}f}"
     for r in results:
         if "error" in r:
-            print(f"| {r['rows']:,} | {r['table']} | {r['algorithm']} | {r['threads'] or ''} | | error: {r['error']} |||||||||")
+            print(f"| {r['rows'] or 0:,} | {r['table']} | {r['algorithm']} | {r['threads'] or ''} | | error: {r['error']} |||||||||")
             continue
         last = r.get("last") or {}
         gpu = r["algorithm"].startswith("gpu-")
@@ -152,7 +189,7 @@ def print_table(results, bandwidth=None):
         down = last.get("download (device to host)")
         floor = r["rows"] * 16 / (bandwidth * 1e12) * 1e3 if bandwidth and gpu else None
         bus = (up + k + down) / up if up and down is not None else None
-        print(f"| {r['rows']:,} | {r['table']} | {r['algorithm']} | {r['threads'] or ''} | "
+        print(f"| {r['rows'] or 0:,} | {r['table']} | {r['algorithm']} | {r['threads'] or ''} | "
               f"{('yes' if r.get('resident') else 'no') if gpu else ''} | {r.get('cells') or ''} | {fmt(r.get('wall1'))} | "
               f"{fmt(r.get('wall_last'))} | {fmt(k) if gpu else ''} | {fmt(up)} | {fmt(down)} | {fmt(floor, 4)} | "
               f"{fmt(k / floor if floor and k else None, 1)} | {fmt(bus, 2)} |")

@@ -2,7 +2,8 @@
 # On the GPU machine (issue 20), logs to $OUT: builds the command and the
 # cube's gpu tests, runs them and the GPU algorithms against DuckDB (the
 # wheel carried in .whl), then bench/cube/cube_bench.py (SCALES, default
-# 0.04,0.2,0.4,1; DUCKDB=1 adds DuckDB's GROUP BY ROLLUP as the peer).
+# 0.04,0.2,0.4,1; DUCKDB=1 adds DuckDB's GROUP BY ROLLUP as the peer;
+# BENCH_ARGS passes more options, e.g. "--lineitem 1 --unsorted-only").
 #   cube.sh test | bench | all
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -29,7 +30,7 @@ if [ "$mode" != bench ]; then
   echo "cube gpu tests: exit $? in $SECONDS s"
   grep -E "tests passed|\(Failed\)|Failure|Expected|Which is" "$out/ctest-cube-gpu.log" | head -30
   SECONDS=0
-  python3 tests/cube/cube_vs_duckdb.py --gpuolap build-gpu/src/gpuolap --work /tmp/cube-vs-duckdb --seed 7 --tables 3 \
+  python3 tests/cube/cube_vs_duckdb.py --gpuolap build-gpu/src/gpuolap --work /tmp/cube-vs-duckdb --seed 7 --tables 2 --cubes 8 \
     --algorithms gpu-naive,gpu-sorted,gpu-lattice,gpu-expand > "$out/cube-vs-duckdb.log" 2>&1
   echo "GPU cubes against DuckDB: exit $? in $SECONDS s"
   tail -5 "$out/cube-vs-duckdb.log"
@@ -42,7 +43,7 @@ if [ "$mode" != test ]; then
   SECONDS=0
   python3 bench/cube/cube_bench.py --gpuolap build-gpu/src/gpuolap --scales "${SCALES:-0.04,0.2,0.4,1}" \
     --bandwidth "${bandwidth:-3.0}" --algorithms "${ALGORITHMS:-cpu-partitioned,gpu-naive,gpu-sorted,gpu-lattice,gpu-expand}" \
-    --repeat "${REPEAT:-5}" ${duck:-} --json "$out/cube-bench.json" > "$out/cube-bench.md" 2> "$out/cube-bench.err"
+    --repeat "${REPEAT:-5}" ${duck:-} ${BENCH_ARGS:-} --json "$out/cube-bench.json" > "$out/cube-bench.md" 2> "$out/cube-bench.err"
   echo "cube bench: exit $? in $SECONDS s"
   cat "$out/cube-bench.md"
   tail -3 "$out/cube-bench.err"

@@ -1,6 +1,7 @@
 // What the CPU and GPU forms of ordered aggregation share on the host: the
 // input resolved into slots, and the states of the groups finished into
-// result columns. Internal to src/groupby/.
+// result columns. Internal to src/groupby/, and shared with the full cube
+// (src/cube/), whose cells hold the same states.
 #pragma once
 
 #include <cstddef>

@@ -7,6 +7,7 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
 
 #include <algorithm>
 #include <array>
@@ -20,7 +21,6 @@
 
 #include "cube/cube_algorithms.hpp"
 #include "cube/gpu/cube_kernels.cuh"
-#include "groupby/gpu/block_cooperative.cuh"
 #include "gpu/runtime/cuda_check.cuh"
 #include "gpu/runtime/device_buffer.cuh"
 #include "gpu/runtime/device_context.cuh"
@@ -240,22 +240,35 @@ class CubeRunner {
   }
 
   // Compact cells of the runs of `sorted_keys` (n), each run's items added
-  // from `source`.
+  // from `source`, into cells_at(at). The runs are numbered by a scan of
+  // "a run starts here" flags: written first by the shared-memory border
+  // kernel of the paper's §2.3 (staged_borders, gpu-sorted), or computed
+  // inside the scan from the keys (the lattice, expand: one pass less).
   template <class Source>
-  void runs(const std::uint64_t* sorted_keys, std::size_t n, const Source& source, std::size_t at) {
+  void runs(const std::uint64_t* sorted_keys, std::size_t n, const Source& source, std::size_t at,
+            bool staged_borders = false) {
     const cudaStream_t s = ctx_.stream();
     DeviceCells& out = cells_at(at);
-    flags_.reserve(std::max<std::size_t>(n, 1));
     run_ids_.reserve(std::max<std::size_t>(n, 1));
     std::uint32_t r = 0;
     if (n) {
-      border_flags<<<grid_for(n, kBorderBlock), kBorderBlock, 0, s>>>(sorted_keys, n, flags_.data());
-      GPUOLAP_CHECK_LAUNCH("border_flags");
       std::size_t bytes = 0;
-      GPUOLAP_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, bytes, flags_.data(), run_ids_.data(),
-                                                       static_cast<std::int64_t>(n), s));
-      GPUOLAP_CUDA_CHECK(cub::DeviceScan::InclusiveSum(ctx_.scratch(bytes), bytes, flags_.data(), run_ids_.data(),
-                                                       static_cast<std::int64_t>(n), s));
+      if (staged_borders) {
+        flags_.reserve(n);
+        border_flags<<<grid_for(n, kBorderBlock), kBorderBlock, 0, s>>>(sorted_keys, n, flags_.data());
+        GPUOLAP_CHECK_LAUNCH("border_flags");
+        GPUOLAP_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, bytes, flags_.data(), run_ids_.data(),
+                                                         static_cast<std::int64_t>(n), s));
+        GPUOLAP_CUDA_CHECK(cub::DeviceScan::InclusiveSum(ctx_.scratch(bytes), bytes, flags_.data(), run_ids_.data(),
+                                                         static_cast<std::int64_t>(n), s));
+      } else {
+        const auto flags =
+            thrust::make_transform_iterator(thrust::counting_iterator<std::size_t>(0), KeyChanges{sorted_keys});
+        GPUOLAP_CUDA_CHECK(cub::DeviceScan::InclusiveSum(nullptr, bytes, flags, run_ids_.data(),
+                                                         static_cast<std::int64_t>(n), s));
+        GPUOLAP_CUDA_CHECK(cub::DeviceScan::InclusiveSum(ctx_.scratch(bytes), bytes, flags, run_ids_.data(),
+                                                         static_cast<std::int64_t>(n), s));
+      }
       GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(&r, run_ids_.data() + n - 1, sizeof r, cudaMemcpyDeviceToHost, s));
       GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(s));
     }
@@ -265,7 +278,7 @@ class CubeRunner {
       init_compact_cells<<<grid_for(r), kBlock, 0, s>>>(to, r);
       GPUOLAP_CHECK_LAUNCH("init_compact_cells");
       aggregate_run_chunks<<<grid_for((n + kRunChunk - 1) / kRunChunk), kBlock, 0, s>>>(
-          sorted_keys, flags_.data(), run_ids_.data(), n, kRunChunk, source, to, out.keys.data());
+          sorted_keys, run_ids_.data(), n, kRunChunk, source, to, out.keys.data());
       GPUOLAP_CHECK_LAUNCH("aggregate_run_chunks");
     }
     set_count<<<1, 1, 0, s>>>(count_of(at), r);
@@ -356,55 +369,15 @@ class CubeRunner {
         order = order_.data();
       }
       clock.start("borders and runs");
-      runs(keys, coded.rows, RowSource{row_slots_, order}, s);
+      runs(keys, coded.rows, RowSource{row_slots_, order}, s, /*staged_borders=*/true);
       clock.stop();
       result.push_back(s);
     }
     return result;
   }
 
-  // The finest set from rows sorted by it, in one pass: ordered
-  // aggregation's block-cooperative kernel (groupby/gpu/block_cooperative.cuh)
-  // over the keys as one int64 column, a plain store per cell. Its count
-  // lands in count_of(at).
-  void finest_of_sorted_rows(const CodedTable& coded, std::size_t at) {
-    const cudaStream_t s = ctx_.stream();
-    const std::size_t n = coded.rows;
-    constexpr int kLocal = 256, kIntent = 32;
-    const std::size_t tiles = std::max<std::size_t>(1, (n + kLocal * kIntent - 1) / (kLocal * kIntent));
-    tile_status_.reserve(tiles);
-    tile_last_start_.reserve(tiles);
-    tile_ready_.reserve(tiles);
-    next_tile_.reserve(1);
-    std::uint32_t* count = count_of(at);
-    GPUOLAP_CUDA_CHECK(cudaMemsetAsync(tile_status_.data(), 0, tiles * sizeof(unsigned long long), s));
-    GPUOLAP_CUDA_CHECK(cudaMemsetAsync(tile_ready_.data(), 0, tiles * sizeof(int), s));
-    GPUOLAP_CUDA_CHECK(cudaMemsetAsync(next_tile_.data(), 0, sizeof(unsigned int), s));
-    GPUOLAP_CUDA_CHECK(cudaMemsetAsync(count, 0, sizeof(std::uint32_t), s));
-    DeviceCells& out = cells_at(at);
-    DeviceAggregates A = out.reserve(slots_, n);
-    out.keys.reserve(std::max<std::size_t>(n, 1));
-    if (n == 0) return;
-    const auto* keys = reinterpret_cast<const std::int64_t*>(keys_.data());
-    groupby::KeySlots key_slots;
-    key_slots.count = 1;
-    key_slots.key[0] = groupby::KeySlot{groupby::ValueType::Int64, keys, nullptr};
-    groupby::gpu::DeviceGroupKeys key_out;
-    key_out.values[0] = out.keys.data();
-    const groupby::gpu::TileState ts{tile_status_.data(), tile_last_start_.data(), tile_ready_.data(), next_tile_.data(),
-                                     count};
-    const groupby::gpu::OneKey<std::int64_t> key{keys};
-    const auto grid = static_cast<unsigned>(tiles);
-    // Instantiated for 1, 2, 4 and 8 aggregates: registers for what is used.
-    if (A.count == 1) groupby::gpu::block_cooperative<1><<<grid, kLocal, 0, s>>>(key, n, kIntent, A, key_slots, key_out, ts);
-    else if (A.count == 2) groupby::gpu::block_cooperative<2><<<grid, kLocal, 0, s>>>(key, n, kIntent, A, key_slots, key_out, ts);
-    else if (A.count <= 4) groupby::gpu::block_cooperative<4><<<grid, kLocal, 0, s>>>(key, n, kIntent, A, key_slots, key_out, ts);
-    else groupby::gpu::block_cooperative<8><<<grid, kLocal, 0, s>>>(key, n, kIntent, A, key_slots, key_out, ts);
-    GPUOLAP_CHECK_LAUNCH("block_cooperative");
-  }
-
-  // gpu-lattice: the finest set from the rows, once (one pass when the rows
-  // are sorted; a dense cube when it fits; else sorted by key first), then
+  // gpu-lattice: the finest set from the rows, once (their runs when the
+  // rows are sorted; a dense cube when it fits; else sorted by key first), then
   // each requested set, finest first, from the computed set with the fewest
   // cells that contains it (a dense cube when the set fits, else runs of its
   // parent's cells sorted by the set's key). Counts stay on the device
@@ -415,7 +388,7 @@ class CubeRunner {
     const std::size_t dense_at = finest_at + 1;  // the dense cube each set fills before compaction
     clock.start("finest cells");
     if (coded.sorted) {
-      finest_of_sorted_rows(coded, finest_at);
+      runs(keys_.data(), coded.rows, RowSource{row_slots_, nullptr}, finest_at);
     } else if (dense_fits(coded.finest.cells, coded.rows)) {
       DeviceCells& dense = cells_at(dense_at);
       DenseTarget t;
@@ -636,10 +609,6 @@ class CubeRunner {
   DeviceBuffer<std::uint64_t> projected_, sorted_keys_;
   DeviceBuffer<std::uint32_t> positions_, order_, flags_, run_ids_, index_;
   DeviceBuffer<std::uint32_t> counts_;  // each cells_at(i)'s count, on the device
-  // The block-cooperative kernel's tile states.
-  DeviceBuffer<unsigned long long> tile_status_;
-  DeviceBuffer<int> tile_last_start_, tile_ready_;
-  DeviceBuffer<unsigned int> next_tile_;
   std::vector<std::pair<std::size_t, std::size_t>> expand_ranges_;
   int expand_key_bits_ = 0;
 };

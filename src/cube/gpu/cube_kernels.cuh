@@ -163,35 +163,45 @@ struct CellSource {
   }
 };
 
+// Whether sorted key i starts a run: the flag the runs' scan adds up when
+// no border kernel wrote the flags first (the scan reads each key and the
+// one before; both come from the same cache lines).
+struct KeyChanges {
+  const std::uint64_t* keys;
+  __host__ __device__ std::uint32_t operator()(std::size_t i) const { return i == 0 || keys[i] != keys[i - 1]; }
+};
+
 // The runs' states: run ids[i] (the inclusive prefix sum of the border
-// flags, minus one) takes sorted position i. A thread walks `chunk`
-// positions in order, keeps the current run's state in registers and merges
-// it atomically into compact cell `id` where the run or the chunk ends; the
-// thread that sees a run's first position writes its key. The paper gives a
-// run (an intersection) one thread, whose loop it later replaced by a
-// parallel reduction: one thread took 1.6 s for the total's single run of
-// 5 M rows on an H200. Here a run of length L costs L / chunk atomics.
+// flags) takes sorted position i, as compact cell ids[i] - 1. A thread walks
+// `chunk` positions in order, keeps the current run's state in registers and
+// merges it atomically into its cell where the run or the chunk ends; where
+// the id changes a run starts, and that thread writes the run's key. The
+// paper gives a run (an intersection) one thread, whose loop it later
+// replaced by a parallel reduction: one thread took 1.6 s for the total's
+// single run of 5 M rows on an H200. Here a run of length L costs
+// L / chunk atomics.
 template <class Source>
-__global__ void aggregate_run_chunks(const std::uint64_t* sorted_keys, const std::uint32_t* flags,
-                                     const std::uint32_t* ids, std::size_t n, int chunk, Source source,
-                                     DeviceAggregates out, std::uint64_t* out_keys) {
+__global__ void aggregate_run_chunks(const std::uint64_t* sorted_keys, const std::uint32_t* ids, std::size_t n, int chunk,
+                                     Source source, DeviceAggregates out, std::uint64_t* out_keys) {
   const std::size_t first = (blockIdx.x * std::size_t{blockDim.x} + threadIdx.x) * chunk;
   if (first >= n) return;
   const std::size_t last = min(first + chunk, n);
   States<kStates> st;
   groupby::gpu::reset(out, st);
-  std::uint32_t current = ids[first] - 1;
+  std::uint32_t previous = first == 0 ? 0 : ids[first - 1];
+  std::uint32_t current = ids[first];
   for (std::size_t i = first; i < last; ++i) {
-    const std::uint32_t id = ids[i] - 1;
+    const std::uint32_t id = ids[i];
     if (id != current) {
-      groupby::gpu::atomic_merge(out, current, st);
+      groupby::gpu::atomic_merge(out, current - 1, st);
       groupby::gpu::reset(out, st);
       current = id;
     }
-    if (flags[i]) out_keys[id] = sorted_keys[i];
+    if (id != previous) out_keys[id - 1] = sorted_keys[i];
+    previous = id;
     source.add(st, i);
   }
-  groupby::gpu::atomic_merge(out, current, st);
+  groupby::gpu::atomic_merge(out, current - 1, st);
 }
 
 __global__ void set_count(std::uint32_t* count, std::uint32_t value) { *count = value; }
