@@ -14,7 +14,7 @@ set(uses_groupby "core;gpu;groupby")
 set(uses_cube "core;formats;storage;table;gpu;groupby;cube")
 set(uses_olap "core;formats;storage;molap;olap")
 set(uses_generate "core;formats;table;generate")
-set(uses_sql "core;formats;storage;table;groupby;sql")
+set(uses_sql "core;formats;storage;table;groupby;cube;sql")
 set(uses_server "core;formats;storage;table;molap;olap;sql;server")
 set(uses_cli "core;formats;storage;table;gpu;molap;groupby;cube;olap;generate;sql;server;cli")
 

@@ -9,8 +9,8 @@ namespace gpuolap::cube {
 bool gpu_available() { return false; }
 
 std::vector<SetCells> build_gpu(const CodedTable&, const CubeSpec&, Algorithm algorithm, const BuildOptions&, StageTimes&) {
-  throw InputError(fmt::format("this gpuolap was built without CUDA: {} needs it (cpu-partitioned and cpu-sequential "
-                               "run on the CPU)",
+  throw InputError(fmt::format("{} needs an NVIDIA GPU, and this gpuolap was built without CUDA (cpu-partitioned and "
+                               "cpu-sequential run on the CPU)",
                                algorithm_name(algorithm)));
 }
 

@@ -40,7 +40,9 @@ enum class AggregationMethod : std::uint8_t { None, Hash, Ordered };
 // set from its smallest already computed parent.
 enum class GroupingSetsMethod : std::uint8_t { PerSet, Lattice };
 
-enum class SqlEngine : std::uint8_t { CpuSerial, CpuParallel };
+// Gpu: grouping-set aggregations over one table, by the full-cube operator
+// (cube_route.hpp); nothing else.
+enum class SqlEngine : std::uint8_t { CpuSerial, CpuParallel, Gpu };
 
 struct PlanOptions {
   SqlEngine engine = SqlEngine::CpuSerial;

@@ -2,6 +2,7 @@
 
 #include "gpuolap/error.hpp"
 #include "sql/cpu_parallel.hpp"
+#include "sql/cube_route.hpp"
 #include "sql/cpu_serial.hpp"
 #include "sql/parse_tree.hpp"
 #include "sql/plan.hpp"
@@ -26,7 +27,8 @@ class DatabaseTables : public TableCatalog {
 SqlEngine parse_engine(std::string_view name) {
   if (name == "cpu-serial") return SqlEngine::CpuSerial;
   if (name == "cpu-parallel") return SqlEngine::CpuParallel;
-  throw InputError("unknown SQL engine '" + std::string(name) + "': expected cpu-serial or cpu-parallel");
+  if (name == "gpu") return SqlEngine::Gpu;
+  throw InputError("unknown SQL engine '" + std::string(name) + "': expected cpu-serial, cpu-parallel or gpu");
 }
 
 std::optional<GroupingSetsMethod> parse_grouping_sets(std::string_view name) {
@@ -39,8 +41,20 @@ std::optional<GroupingSetsMethod> parse_grouping_sets(std::string_view name) {
 QueryResult run(const TableCatalog& tables, std::string_view text, const SqlOptions& options) {
   SourceText source{std::string(text)};
   LogicalQuery query = bind_query(parse_statement(source), source, tables);
-  PhysicalPlan plan = plan_query(query, source, PlanOptions{options.engine, options.grouping_sets});
-  std::vector<std::string> lines = explain_lines(query, plan);
+  const bool gpu = options.engine == SqlEngine::Gpu;
+  if (gpu) {
+    const std::string refusal = cube_route_refusal(query);
+    if (!refusal.empty())
+      throw InputError("the gpu engine answers a GROUP BY (ROLLUP, CUBE, GROUPING SETS) of columns of one table, "
+                       "without WHERE, with COUNT/SUM/MIN/MAX/AVG of columns; this query does not fit: " + refusal +
+                       " (--engine cpu-parallel answers it)");
+    if (options.grouping_sets)
+      throw InputError("--grouping-sets chooses how the CPU engines compute grouping sets; the gpu engine uses the cube "
+                       "operator's lattice");
+  }
+  PhysicalPlan plan;
+  if (!gpu) plan = plan_query(query, source, PlanOptions{options.engine, options.grouping_sets});
+  std::vector<std::string> lines = gpu ? cube_route_plan(query) : explain_lines(query, plan);
   if (query.explain) {
     QueryResult r;
     r.names = {"QUERY PLAN"};
@@ -52,8 +66,9 @@ QueryResult run(const TableCatalog& tables, std::string_view text, const SqlOpti
     return r;
   }
   const ExecutionLimits limits{options.max_rows};
-  QueryResult r = options.engine == SqlEngine::CpuParallel ? run_cpu_parallel(query, plan, source, limits)
-                                                           : run_cpu_serial(query, plan, source, limits);
+  QueryResult r = gpu ? run_cube_route(query, source, limits)
+                 : options.engine == SqlEngine::CpuParallel ? run_cpu_parallel(query, plan, source, limits)
+                                                            : run_cpu_serial(query, plan, source, limits);
   r.plan = std::move(lines);
   return r;
 }

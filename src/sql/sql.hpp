@@ -31,7 +31,7 @@ struct SqlOptions {
 QueryResult run(const TableCatalog& tables, std::string_view text, const SqlOptions& options);
 QueryResult run(const table::Database& database, std::string_view text, const SqlOptions& options);
 
-// "cpu-serial", "cpu-parallel"; another name is an InputError listing them.
+// "cpu-serial", "cpu-parallel", "gpu"; another name is an InputError listing them.
 SqlEngine parse_engine(std::string_view name);
 // "per-set", "lattice", "auto" (empty); another name is an InputError.
 std::optional<GroupingSetsMethod> parse_grouping_sets(std::string_view name);

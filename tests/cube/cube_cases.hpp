@@ -3,7 +3,11 @@
 // of every type (offset- and rank-coded integers, strings, dates, doubles
 // with NaN and -0.0), NULLs in keys and measures, and the specs SQL writes
 // (CUBE, ROLLUP, a product of rollups, GROUPING SETS, one column, the total).
+#include <gtest/gtest.h>
+
 #include <cmath>
+#include <cstdlib>
+#include <sstream>
 #include <limits>
 #include <random>
 #include <string>
@@ -82,6 +86,33 @@ inline CubeSpec make_spec(const SpecCase& c, const table::Table& t) {
   if (!c.sets.empty()) parse_sets(c.sets, spec);
   parse_measures("count(*), count(x), sum(x), avg(x), min(x), sum(y), min(z), max(c)", spec, t);
   return spec;
+}
+
+// CSV lines compared field by field: numbers within 1e-9 relative.
+inline void expect_same_csv(const std::string& want, const std::string& got, const std::string& what) {
+  std::istringstream a(want), b(got);
+  std::string la, lb;
+  std::getline(a, la);  // the headers differ in the aggregates' names
+  std::getline(b, lb);
+  for (int line = 2;; ++line) {
+    const bool more_a = static_cast<bool>(std::getline(a, la));
+    const bool more_b = static_cast<bool>(std::getline(b, lb));
+    ASSERT_EQ(more_a, more_b) << what << ": line " << line << " is in one answer only";
+    if (!more_a) return;
+    if (la == lb) continue;
+    std::istringstream fa(la), fb(lb);
+    std::string x, y;
+    while (std::getline(fa, x, ',')) {
+      ASSERT_TRUE(static_cast<bool>(std::getline(fb, y, ','))) << what << ", line " << line << ": " << la << " vs " << lb;
+      if (x == y) continue;
+      char* end_x = nullptr;
+      char* end_y = nullptr;
+      const double p = std::strtod(x.c_str(), &end_x), q = std::strtod(y.c_str(), &end_y);
+      ASSERT_TRUE(*end_x == 0 && *end_y == 0 && !x.empty() && !y.empty() &&
+                  std::abs(p - q) <= 1e-9 * std::max(std::abs(p), std::abs(q)))
+          << what << ", line " << line << ": " << la << " vs " << lb;
+    }
+  }
 }
 
 }  // namespace gpuolap::cube::test

@@ -24,33 +24,6 @@ std::string csv(const sql::TableCatalog& catalog, const std::string& query) {
   return sql::format_result(sql::run(catalog, query, options), sql::ResultFormat::Csv);
 }
 
-// CSV lines compared field by field: numbers within 1e-9 relative.
-void expect_same_csv(const std::string& want, const std::string& got, const std::string& what) {
-  std::istringstream a(want), b(got);
-  std::string la, lb;
-  std::getline(a, la);  // the headers differ in the aggregates' names
-  std::getline(b, lb);
-  for (int line = 2;; ++line) {
-    const bool more_a = static_cast<bool>(std::getline(a, la));
-    const bool more_b = static_cast<bool>(std::getline(b, lb));
-    ASSERT_EQ(more_a, more_b) << what << ": line " << line << " is in one answer only";
-    if (!more_a) return;
-    if (la == lb) continue;
-    std::istringstream fa(la), fb(lb);
-    std::string x, y;
-    while (std::getline(fa, x, ',')) {
-      ASSERT_TRUE(static_cast<bool>(std::getline(fb, y, ','))) << what << ", line " << line << ": " << la << " vs " << lb;
-      if (x == y) continue;
-      char* end_x = nullptr;
-      char* end_y = nullptr;
-      const double p = std::strtod(x.c_str(), &end_x), q = std::strtod(y.c_str(), &end_y);
-      ASSERT_TRUE(*end_x == 0 && *end_y == 0 && !x.empty() && !y.empty() &&
-                  std::abs(p - q) <= 1e-9 * std::max(std::abs(p), std::abs(q)))
-          << what << ", line " << line << ": " << la << " vs " << lb;
-    }
-  }
-}
-
 // Every set of `spec`'s result equals SQL's GROUP BY of the set's columns.
 void expect_equals_sql(const table::Table& facts, const CubeSpec& spec, const table::Table& result, const std::string& what) {
   sql::TablesInMemory catalog;
@@ -75,7 +48,7 @@ void expect_equals_sql(const table::Table& facts, const CubeSpec& spec, const ta
                                                                         " ORDER BY " + order));
     const std::string got =
         csv(catalog, "SELECT " + kept + cube_aggregates + " FROM cube_cells WHERE grouping = " + std::to_string(id));
-    expect_same_csv(want, got, what + ", set " + set_text(spec, set));
+    test::expect_same_csv(want, got, what + ", set " + set_text(spec, set));
   }
 }
 
@@ -160,6 +133,33 @@ TEST(CubeCpu, BadSpecsAreInputErrorsNamingWhatIsWrong) {
   EXPECT_NE(message("a", "", "median(x)").find("unknown function"), std::string::npos);
   EXPECT_NE(message("a,b,c,d,e,x,y,z,a1,a2,a3,a4,a5", "", "count(*)").find("at most 12"), std::string::npos);
   EXPECT_THROW(parse_algorithm("gpu-fast"), InputError);
+}
+
+TEST(CubeCpu, SqlsGpuEngineRefusesWhatTheCubeOperatorCannotAnswer) {
+  sql::TablesInMemory catalog;
+  catalog.add(std::make_shared<table::Table>(test::random_table(20, 4)));
+  sql::SqlOptions options;
+  options.engine = sql::SqlEngine::Gpu;
+  auto refusal = [&](const std::string& query) -> std::string {
+    try {
+      sql::run(catalog, query, options);
+    } catch (const InputError& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  EXPECT_NE(refusal("SELECT a FROM facts").find("has no GROUP BY"), std::string::npos);
+  EXPECT_NE(refusal("SELECT a, count(*) FROM facts WHERE a > 0 GROUP BY ROLLUP(a)").find("WHERE"), std::string::npos);
+  EXPECT_NE(refusal("SELECT a + 1, count(*) FROM facts GROUP BY CUBE(a + 1)").find("an expression, not a column"),
+            std::string::npos);
+  EXPECT_NE(refusal("SELECT a, sum(x * 2) FROM facts GROUP BY a").find("argument is an expression"), std::string::npos);
+  EXPECT_NE(refusal("SELECT a, count(DISTINCT b) FROM facts GROUP BY a").find("DISTINCT"), std::string::npos);
+  EXPECT_NE(refusal("SELECT a, count(*) FROM facts GROUP BY GROUPING SETS ((a), (a))").find("appears twice"),
+            std::string::npos);
+  EXPECT_NE(refusal("SELECT a FROM facts GROUP BY a").find("no aggregate"), std::string::npos);
+  EXPECT_NE(refusal("SELECT a FROM facts").find("--engine cpu-parallel answers it"), std::string::npos);
+  if (!gpu_available())
+    EXPECT_NE(refusal("SELECT a, count(*) FROM facts GROUP BY ROLLUP(a)").find("gpu-lattice needs"), std::string::npos);
 }
 
 }  // namespace

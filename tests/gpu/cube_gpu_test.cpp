@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 
 #include "cube/cube_cases.hpp"
+#include "sql/binder.hpp"
+#include "sql/result_format.hpp"
+#include "sql/sql.hpp"
 
 namespace gpuolap::cube {
 namespace {
@@ -53,6 +56,31 @@ TEST(CubeGpu, AutoChoosesTheLatticeAndSaysWhy) {
   const CubeResult r = build_cube(facts, test::make_spec(test::spec_cases().front(), facts), BuildOptions{});
   EXPECT_EQ(r.algorithm, Algorithm::GpuLattice);
   EXPECT_NE(r.why.find("smallest computed parent"), std::string::npos);
+}
+
+// SQL's gpu engine (the cube operator) answers as cpu-serial does: ROLLUP,
+// CUBE, GROUPING SETS and a plain GROUP BY, with GROUPING(), HAVING, ORDER
+// BY and LIMIT over the cells.
+TEST(CubeGpu, SqlsGpuEngineAnswersAsCpuSerial) {
+  for (bool sorted : {false, true}) {
+    sql::TablesInMemory catalog;
+    catalog.add(std::make_shared<table::Table>(test::random_table(20000, 9, sorted)));
+    const std::vector<std::string> queries{
+        "SELECT a, b, count(*), sum(x), avg(y) FROM facts GROUP BY ROLLUP(a, b) ORDER BY a NULLS FIRST, b NULLS FIRST",
+        "SELECT GROUPING(a, c), a, c, min(z), max(x) FROM facts GROUP BY CUBE(a, c) ORDER BY 1, 2 NULLS FIRST, 3 NULLS FIRST",
+        "SELECT d, e, count(x), sum(y) FROM facts GROUP BY GROUPING SETS ((d, e), (e), ()) HAVING count(*) > 3 "
+        "ORDER BY d NULLS FIRST, e NULLS FIRST",
+        "SELECT b, max(c), sum(x) FROM facts GROUP BY b ORDER BY b NULLS FIRST LIMIT 3",
+        "SELECT count(*), sum(x) FROM facts GROUP BY ()",
+    };
+    for (const std::string& query : queries) {
+      sql::SqlOptions serial, gpu;
+      gpu.engine = sql::SqlEngine::Gpu;
+      const std::string want = sql::format_result(sql::run(catalog, query, serial), sql::ResultFormat::Csv);
+      const std::string got = sql::format_result(sql::run(catalog, query, gpu), sql::ResultFormat::Csv);
+      test::expect_same_csv(want, got, query + (sorted ? ", sorted" : ""));
+    }
+  }
 }
 
 }  // namespace

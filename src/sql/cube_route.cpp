@@ -1,0 +1,143 @@
+#include "sql/cube_route.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include "cube/full_cube.hpp"
+#include "gpuolap/error.hpp"
+#include "sql/execution.hpp"
+
+namespace gpuolap::sql {
+namespace {
+
+groupby::AggregateKind kind_of(AggregateFunction f) {
+  switch (f) {
+    case AggregateFunction::CountStar: return groupby::AggregateKind::CountStar;
+    case AggregateFunction::Count: return groupby::AggregateKind::Count;
+    case AggregateFunction::Sum: return groupby::AggregateKind::Sum;
+    case AggregateFunction::Avg: return groupby::AggregateKind::Avg;
+    case AggregateFunction::Min: return groupby::AggregateKind::Min;
+    default: return groupby::AggregateKind::Max;
+  }
+}
+
+const std::string& column_name(const LogicalQuery& q, const Expr& e) {
+  return q.tables[e.table].table->columns[e.column].name;
+}
+
+// The cube the query asks for: its keys as grouping columns, its sets as
+// masks over them, its aggregates as measures.
+cube::CubeSpec spec_of(const LogicalQuery& q) {
+  cube::CubeSpec spec;
+  for (const ExprPtr& k : q.group_keys) spec.columns.push_back(column_name(q, *k));
+  for (const auto& set : q.grouping_sets) {
+    cube::SetMask mask = 0;
+    for (int k : set) mask |= cube::SetMask{1} << k;
+    spec.sets.push_back(mask);
+  }
+  for (const AggregateCall& a : q.aggregates)
+    spec.measures.push_back({kind_of(a.function), a.argument ? column_name(q, *a.argument) : std::string()});
+  return spec;
+}
+
+// A column of the cube's result as the values SQL evaluates over.
+ValueVector values_of(const table::Column& c, SqlType type) {
+  ValueVector v(type);
+  const std::size_t n = c.size();
+  v.nulls.assign(n, 0);
+  if (!c.nulls.empty()) v.nulls = c.nulls;
+  switch (c.type) {
+    case table::ColumnType::Int64:
+      v.ints = c.int64s;
+      break;
+    case table::ColumnType::Double:
+      v.doubles = c.doubles;
+      break;
+    case table::ColumnType::Date:
+      v.ints.assign(c.int32s.begin(), c.int32s.end());
+      break;
+    case table::ColumnType::String:
+      v.strings.resize(n);
+      for (std::size_t i = 0; i < n; ++i)
+        if (!v.nulls[i]) v.strings[i] = c.dictionary[c.int32s[i]];
+      break;
+  }
+  return v;
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+}  // namespace
+
+std::string cube_route_refusal(const LogicalQuery& q) {
+  if (!q.aggregated || q.group_keys.empty()) return "the query has no GROUP BY";
+  if (q.tables.size() != 1) return "it reads more than one table";
+  if (!q.filters.empty()) return "it has a WHERE clause";
+  if (q.group_keys.size() > cube::kMaxColumns)
+    return "it groups by more than " + std::to_string(cube::kMaxColumns) + " columns";
+  for (const ExprPtr& k : q.group_keys)
+    if (k->kind != ExprKind::InputColumn) return "a GROUP BY key is an expression, not a column";
+  for (std::size_t s = 0; s < q.grouping_sets.size(); ++s)
+    if (std::find(q.grouping_sets.begin(), q.grouping_sets.begin() + s, q.grouping_sets[s]) != q.grouping_sets.begin() + s)
+      return "a grouping set appears twice";
+  if (q.aggregates.empty()) return "it computes no aggregate";
+  if (q.aggregates.size() > groupby::kMaxAggregates)
+    return "it computes more than " + std::to_string(groupby::kMaxAggregates) + " aggregates";
+  for (const AggregateCall& a : q.aggregates) {
+    if (a.distinct) return "an aggregate is DISTINCT";
+    if (a.argument && a.argument->kind != ExprKind::InputColumn) return "an aggregate's argument is an expression, not a column";
+  }
+  return {};
+}
+
+std::vector<std::string> cube_route_plan(const LogicalQuery& q) {
+  const cube::CubeSpec spec = spec_of(q);
+  std::vector<std::string> lines{"cube operator (src/cube/) over " + q.tables[0].name + ", on the GPU: gpu-lattice — the rows read once for "
+                                 "the finest set, each other set from its smallest computed parent"};
+  std::string sets;
+  for (cube::SetMask s : spec.sets) sets += (sets.empty() ? "" : ", ") + cube::set_text(spec, s);
+  lines.push_back("  grouping sets (" + std::to_string(spec.sets.size()) + "): " + sets);
+  if (q.having) lines.push_back("having");
+  if (!q.order_by.empty()) lines.push_back("sort");
+  if (q.limit || q.offset) lines.push_back("limit");
+  return lines;
+}
+
+QueryResult run_cube_route(const LogicalQuery& q, const SourceText& source, const ExecutionLimits& limits) {
+  auto start = std::chrono::steady_clock::now();
+  const cube::CubeSpec spec = spec_of(q);
+  cube::BuildOptions options;
+  options.algorithm = cube::Algorithm::GpuLattice;
+  const cube::CubeResult cells = cube::build_cube(*q.tables[0].table, spec, options);
+  std::vector<OperatorTiming> timings{{"cube operator (gpu-lattice)", seconds_since(start), cells.table.row_count()}};
+  if (cells.table.row_count() > limits.max_rows) execution::too_many(limits.max_rows, "groups");
+
+  // The cells as the groups of the grouping sets: set of each from its
+  // GROUPING bits, keys and aggregates column by column.
+  start = std::chrono::steady_clock::now();
+  execution::Groups groups(q, source, q.grouping_sets, q.grouping_sets.size(), limits.max_rows);
+  const table::Column& grouping = cells.table.columns[0];
+  const std::size_t n = spec.columns.size();
+  std::vector<std::int64_t> id_of_set;
+  for (cube::SetMask mask : spec.sets) {
+    std::int64_t id = 0;
+    for (std::size_t i = 0; i < n; ++i) id = id << 1 | ((mask >> i) & 1 ? 0 : 1);
+    id_of_set.push_back(id);
+  }
+  // The result lists the sets in order: a set's rows follow the last one's.
+  std::size_t set = 0;
+  groups.set_of.resize(cells.table.row_count());
+  for (std::size_t r = 0; r < cells.table.row_count(); ++r) {
+    while (grouping.int64s[r] != id_of_set[set]) ++set;
+    groups.set_of[r] = static_cast<std::uint32_t>(set);
+  }
+  for (std::size_t k = 0; k < n; ++k) groups.keys[k] = values_of(cells.table.columns[1 + k], q.group_keys[k]->type);
+  for (std::size_t a = 0; a < q.aggregates.size(); ++a)
+    groups.finals.push_back(values_of(cells.table.columns[1 + n + a], q.aggregates[a].result_type));
+  timings.push_back({"cells to groups", seconds_since(start), cells.table.row_count()});
+  return execution::finish_groups(q, groups, source, limits.max_rows, std::move(timings));
+}
+
+}  // namespace gpuolap::sql
