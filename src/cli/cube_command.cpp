@@ -90,6 +90,7 @@ int run_cube_build(const CubeBuildOptions& o) {
   if (o.algorithm != "auto") options.algorithm = cube::parse_algorithm(o.algorithm);
   options.threads = o.threads;
   options.device = o.device;
+  options.devices = o.devices;
   options.timing = o.timing;
   options.keep_resident = !o.not_resident;
   if (o.selfcheck) return selfcheck(prepared, options);

@@ -275,8 +275,10 @@ int main(int argc, char** argv) {
   SqlCommandOptions sql;
   auto* sq = app.add_subcommand("sql", "Answer a SQL SELECT over a database directory of tables (README, \"SQL\")");
   sq->add_option("--db", sql.db, "Database directory (tables written by `gpuolap table load`)")->required();
-  sq->add_option("--engine", sql.engine, "Engine: cpu-serial (the oracle) or cpu-parallel (all cores)")
-      ->check(CLI::IsMember({"cpu-serial", "cpu-parallel"}))
+  sq->add_option("--engine", sql.engine,
+                 "Engine: cpu-serial (the oracle), cpu-parallel (all cores), or gpu (GROUP BY ROLLUP/CUBE/GROUPING SETS "
+                 "of one table, by the cube operator)")
+      ->check(CLI::IsMember({"cpu-serial", "cpu-parallel", "gpu"}))
       ->capture_default_str();
   sq->add_option("--grouping-sets", sql.grouping_sets,
                  "Grouping sets: per-set (each from the rows), lattice (the finest from the rows, each other from its "
@@ -346,6 +348,9 @@ int main(int argc, char** argv) {
   cb->add_option("--out", cube_build.out, "Store the cells as this table of the database instead of printing them");
   cb->add_option("--threads", cube_build.threads, "cpu-partitioned's threads (0: all cores)")->capture_default_str();
   cb->add_option("--device", cube_build.device, "GPU to run on (-1: the first)")->capture_default_str();
+  cb->add_option("--devices", cube_build.devices,
+                 "GPU contexts, e.g. 0,1 or 0,0 (two on one GPU): the rows in as many slices, a cube each, merged")
+      ->delimiter(',');
   cb->add_option("--repeat", cube_build.repeat,
                  "Build N times from the table coded once (a GPU keeps it resident after run 1); --timing prints run 1's "
                  "and the last run's stages")

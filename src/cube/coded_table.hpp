@@ -93,6 +93,10 @@ SetCells empty_cells(const CodedTable& coded);
 SetCells cells_from_states(const CodedTable& coded, std::vector<std::uint64_t> keys,
                            const std::vector<groupby::AggregateState>& states);
 
+// The cells of row slices' cubes (parts[p][s]: part p's cells of set s),
+// merged set by set; equal keys' states fold in part order.
+std::vector<SetCells> merge_parts(const CodedTable& coded, const std::vector<std::vector<SetCells>>& parts);
+
 // The result table: for each requested set (spec order) its cells decoded.
 table::Table finish_table(const CodedTable& coded, const CubeSpec& spec, const std::vector<SetCells>& sets);
 

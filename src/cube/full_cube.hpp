@@ -89,6 +89,10 @@ struct BuildOptions {
   std::optional<Algorithm> algorithm;  // empty: auto
   int threads = 0;                     // cpu-partitioned's threads; 0: all
   int device = -1;                     // the GPU; -1: the current one
+  // Several GPU contexts (device ids, one may repeat: two contexts on one
+  // GPU): the rows cut into as many slices, each built on its context at
+  // once, the parts merged on the host. Empty: `device` alone.
+  std::vector<int> devices;
   bool timing = false;                 // time each stage (the GPU's with CUDA events)
   // The GPU keeps the coded table on the device for the next build; false:
   // every build uploads it (to measure a table that does not stay there).

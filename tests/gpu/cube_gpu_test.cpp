@@ -40,6 +40,27 @@ TEST(CubeGpu, EveryAlgorithmEqualsCpuSequential) {
     }
 }
 
+// Several contexts (here two and three on GPU 0): the rows in slices, a
+// part each, merged on the host, as over several GPUs.
+TEST(CubeGpu, SlicesOverSeveralContextsMergeIntoTheSameCube) {
+  for (std::size_t rows : {0, 2, 5000, 100000})
+    for (bool sorted : {false, true}) {
+      const table::Table facts = test::random_table(rows, 31 + static_cast<std::uint32_t>(rows), sorted);
+      for (const test::SpecCase& c : test::spec_cases()) {
+        const PreparedCube prepared(facts, test::make_spec(c, facts));
+        const CubeResult want = prepared.build(with(Algorithm::CpuSequential));
+        for (Algorithm a : kGpuAlgorithms)
+          for (const std::vector<int>& devices : {std::vector<int>{0, 0}, std::vector<int>{0, 0, 0}}) {
+            BuildOptions o = with(a);
+            o.devices = devices;
+            EXPECT_EQ(compare_results(want.table, prepared.build(o).table), "")
+                << algorithm_name(a) << ", " << c.name << ", " << rows << " rows, " << devices.size() << " contexts"
+                << (sorted ? ", sorted" : "");
+          }
+      }
+    }
+}
+
 TEST(CubeGpu, TwoTablesBuiltInTurnEachUseTheirOwnRows) {
   const table::Table one = test::random_table(5000, 1), two = test::random_table(7000, 2);
   const test::SpecCase c = test::spec_cases().front();

@@ -18,6 +18,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include "cube/cube_algorithms.hpp"
 #include "cube/gpu/cube_kernels.cuh"
@@ -83,11 +84,14 @@ class CubeRunner {
  public:
   explicit CubeRunner(int device) : ctx_(device) {}
 
+  // The cube of rows [first, first + rows) of the coded table.
   std::vector<SetCells> run(const CodedTable& coded, const CubeSpec& spec, Algorithm algorithm, bool timing,
-                            bool keep_resident, StageTimes& stages) {
+                            bool keep_resident, StageTimes& stages, std::size_t first, std::size_t rows) {
     ctx_.bind();
+    first_ = first;
+    rows_ = rows;
     StageClock clock(ctx_.stream(), ctx_.events(), timing);
-    if (resident_ != coded.id || !keep_resident) stage(coded, stages, timing);
+    if (resident_ != Slice{coded.id, first_, rows_} || !keep_resident) stage(coded, stages, timing);
     upload(coded, clock, keep_resident);
     slots_ = coded.slots;
     for (std::size_t v = 0; v < coded.measures.values.size(); ++v)
@@ -128,13 +132,14 @@ class CubeRunner {
   // them at the bus's speed: from pageable vectors the driver stages each
   // copy itself (7 GB/s for 400 MB on an H200's host).
   void stage(const CodedTable& coded, StageTimes& stages, bool timing) {
-    if (staged_id_ == coded.id) return;
+    if (staged_ == Slice{coded.id, first_, rows_}) return;
     const auto start = std::chrono::steady_clock::now();
-    staged_id_ = 0;
-    std::vector<std::pair<const void*, std::size_t>> parts{{coded.keys.data(), coded.rows * 8}};
+    staged_ = Slice{};
+    std::vector<std::pair<const void*, std::size_t>> parts{{coded.keys.data() + first_, rows_ * 8}};
     for (const groupby::ColumnView& c : coded.measures.values) {
-      parts.emplace_back(c.values, coded.rows * (c.type == groupby::ValueType::Int32 ? 4 : 8));
-      parts.emplace_back(c.nulls, c.nulls ? coded.rows : 0);
+      const std::size_t width = c.type == groupby::ValueType::Int32 ? 4 : 8;
+      parts.emplace_back(static_cast<const std::uint8_t*>(c.values) + first_ * width, rows_ * width);
+      parts.emplace_back(c.nulls ? c.nulls + first_ : nullptr, c.nulls ? rows_ : 0);
     }
     staged_offsets_.clear();
     std::size_t bytes = 0;
@@ -143,8 +148,8 @@ class CubeRunner {
       bytes += (size + 255) / 256 * 256;
     }
     GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(ctx_.stream()));  // no copy still reads the old bytes
-    staged_.reserve(std::max<std::size_t>(bytes, 1));
-    auto* base = static_cast<std::uint8_t*>(staged_.data());
+    pinned_.reserve(std::max<std::size_t>(bytes, 1));
+    auto* base = static_cast<std::uint8_t*>(pinned_.data());
     for (std::size_t p = 0; p < parts.size(); ++p) {
       const auto* from = static_cast<const std::uint8_t*>(parts[p].first);
       const std::size_t size = parts[p].second;
@@ -153,7 +158,7 @@ class CubeRunner {
                           std::memcpy(base + staged_offsets_[p] + r.begin(), from + r.begin(), r.size());
                         });
     }
-    staged_id_ = coded.id;
+    staged_ = Slice{coded.id, first_, rows_};
     if (timing)
       stages.emplace_back("stage into pinned memory (host, once)",
                           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
@@ -162,26 +167,26 @@ class CubeRunner {
   // The staged keys and measure columns to the device, unless this coded
   // table is resident there already (and kept so).
   void upload(const CodedTable& coded, StageClock& clock, bool keep_resident) {
-    if (resident_ == coded.id && keep_resident) return;
-    resident_ = 0;
+    if (resident_ == Slice{coded.id, first_, rows_} && keep_resident) return;
+    resident_ = Slice{};
     const cudaStream_t s = ctx_.stream();
-    const auto* base = static_cast<const std::uint8_t*>(staged_.data());
+    const auto* base = static_cast<const std::uint8_t*>(pinned_.data());
     clock.start("upload (host to device)");
-    keys_.reserve(std::max<std::size_t>(coded.rows, 1));
-    GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(keys_.data(), base + staged_offsets_[0], coded.rows * 8, cudaMemcpyHostToDevice, s));
+    keys_.reserve(std::max<std::size_t>(rows_, 1));
+    GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(keys_.data(), base + staged_offsets_[0], rows_ * 8, cudaMemcpyHostToDevice, s));
     for (std::size_t v = 0; v < coded.measures.values.size(); ++v) {
       const groupby::ColumnView& c = coded.measures.values[v];
-      const std::size_t bytes = coded.rows * (c.type == groupby::ValueType::Int32 ? 4 : 8);
+      const std::size_t bytes = rows_ * (c.type == groupby::ValueType::Int32 ? 4 : 8);
       values_[v].reserve(std::max<std::size_t>(bytes, 1));
       GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(values_[v].data(), base + staged_offsets_[1 + 2 * v], bytes, cudaMemcpyHostToDevice, s));
       if (c.nulls) {
-        nulls_[v].reserve(coded.rows);
-        GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(nulls_[v].data(), base + staged_offsets_[2 + 2 * v], coded.rows,
+        nulls_[v].reserve(rows_);
+        GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(nulls_[v].data(), base + staged_offsets_[2 + 2 * v], rows_,
                                            cudaMemcpyHostToDevice, s));
       }
     }
     clock.stop();
-    if (keep_resident) resident_ = coded.id;
+    if (keep_resident) resident_ = Slice{coded.id, first_, rows_};
   }
 
   DeviceCells& cells_at(std::size_t i) {
@@ -325,8 +330,8 @@ class CubeRunner {
     clock.stop();
     clock.start("rows into every set (atomics)");
     targets_.upload(targets, ctx_.stream());
-    if (coded.rows)
-      rows_into_dense<<<grid_for(coded.rows), kBlock, 0, ctx_.stream()>>>(keys_.data(), coded.rows, row_slots_, targets_.data(),
+    if (rows_)
+      rows_into_dense<<<grid_for(rows_), kBlock, 0, ctx_.stream()>>>(keys_.data(), rows_, row_slots_, targets_.data(),
                                                                         static_cast<int>(targets.size()));
     GPUOLAP_CHECK_LAUNCH("rows_into_dense");
     clock.stop();
@@ -346,15 +351,15 @@ class CubeRunner {
   // thread per run.
   std::vector<std::size_t> sorted(const CodedTable& coded, const CubeSpec& spec, StageClock& clock) {
     std::vector<std::size_t> result;
-    projected_.reserve(std::max<std::size_t>(coded.rows, 1));
-    positions_.reserve(std::max<std::size_t>(coded.rows, 1));
+    projected_.reserve(std::max<std::size_t>(rows_, 1));
+    positions_.reserve(std::max<std::size_t>(rows_, 1));
     for (std::size_t s = 0; s < spec.sets.size(); ++s) {
       const SetMask mask = spec.sets[s];
       const Layout layout = layout_of(coded, mask);
       const bool prefix = (mask & (mask + 1)) == 0;  // columns 0..k-1
       clock.start("set keys (projection)");
-      if (coded.rows)
-        project_keys<<<grid_for(coded.rows), kBlock, 0, ctx_.stream()>>>(keys_.data(), coded.rows,
+      if (rows_)
+        project_keys<<<grid_for(rows_), kBlock, 0, ctx_.stream()>>>(keys_.data(), rows_,
                                                                          projection(coded, coded.finest, layout),
                                                                          projected_.data(), positions_.data());
       GPUOLAP_CHECK_LAUNCH("project_keys");
@@ -363,13 +368,13 @@ class CubeRunner {
       const std::uint32_t* order = nullptr;
       if (!(coded.sorted && prefix)) {
         clock.start("sort (CUB radix sort)");
-        sort_with_positions(projected_.data(), positions_.data(), coded.rows, bits_for(layout.cells));
+        sort_with_positions(projected_.data(), positions_.data(), rows_, bits_for(layout.cells));
         clock.stop();
         keys = sorted_keys_.data();
         order = order_.data();
       }
       clock.start("borders and runs");
-      runs(keys, coded.rows, RowSource{row_slots_, order}, s, /*staged_borders=*/true);
+      runs(keys, rows_, RowSource{row_slots_, order}, s, /*staged_borders=*/true);
       clock.stop();
       result.push_back(s);
     }
@@ -388,28 +393,28 @@ class CubeRunner {
     const std::size_t dense_at = finest_at + 1;  // the dense cube each set fills before compaction
     clock.start("finest cells");
     if (coded.sorted) {
-      runs(keys_.data(), coded.rows, RowSource{row_slots_, nullptr}, finest_at);
-    } else if (dense_fits(coded.finest.cells, coded.rows)) {
+      runs(keys_.data(), rows_, RowSource{row_slots_, nullptr}, finest_at);
+    } else if (dense_fits(coded.finest.cells, rows_)) {
       DeviceCells& dense = cells_at(dense_at);
       DenseTarget t;
       t.projection = projection(coded, coded.finest, coded.finest);
       t.cells = dense_cube(dense, coded.finest.cells);
       t.filled = dense.filled.data();
       targets_.upload(&t, 1, ctx_.stream());
-      if (coded.rows)
-        rows_into_dense<<<grid_for(coded.rows), kBlock, 0, ctx_.stream()>>>(keys_.data(), coded.rows, row_slots_,
+      if (rows_)
+        rows_into_dense<<<grid_for(rows_), kBlock, 0, ctx_.stream()>>>(keys_.data(), rows_, row_slots_,
                                                                           targets_.data(), 1);
       GPUOLAP_CHECK_LAUNCH("rows_into_dense");
       compact(dense, coded.finest.cells, finest_at);
     } else {
-      projected_.reserve(std::max<std::size_t>(coded.rows, 1));
-      positions_.reserve(std::max<std::size_t>(coded.rows, 1));
-      project_keys<<<grid_for(coded.rows), kBlock, 0, ctx_.stream()>>>(keys_.data(), coded.rows,
+      projected_.reserve(std::max<std::size_t>(rows_, 1));
+      positions_.reserve(std::max<std::size_t>(rows_, 1));
+      project_keys<<<grid_for(rows_), kBlock, 0, ctx_.stream()>>>(keys_.data(), rows_,
                                                                        projection(coded, coded.finest, coded.finest),
                                                                        projected_.data(), positions_.data());
       GPUOLAP_CHECK_LAUNCH("project_keys");
-      sort_with_positions(keys_.data(), positions_.data(), coded.rows, bits_for(coded.finest.cells));
-      runs(sorted_keys_.data(), coded.rows, RowSource{row_slots_, order_.data()}, finest_at);
+      sort_with_positions(keys_.data(), positions_.data(), rows_, bits_for(coded.finest.cells));
+      runs(sorted_keys_.data(), rows_, RowSource{row_slots_, order_.data()}, finest_at);
     }
     count_of(dense_at);
     sync_sizes();
@@ -492,16 +497,16 @@ class CubeRunner {
     if (bits > 64)
       throw InputError("gpu-expand keys a virtual row by its set and the set's key, " + std::to_string(bits) +
                        " bits, more than 64; gpu-lattice or gpu-sorted take this cube");
-    const std::size_t n = coded.rows * spec.sets.size();
+    const std::size_t n = rows_ * spec.sets.size();
     if (n > kMaxRows)
-      throw InputError("gpu-expand makes " + std::to_string(coded.rows) + " rows x " + std::to_string(spec.sets.size()) +
+      throw InputError("gpu-expand makes " + std::to_string(rows_) + " rows x " + std::to_string(spec.sets.size()) +
                        " sets = " + std::to_string(n) + " virtual rows, at most 2^32 - 1; gpu-lattice takes this cube");
     clock.start("expand (a row per set)");
     projections_.upload(projections, ctx_.stream());
     projected_.reserve(std::max<std::size_t>(n, 1));
     positions_.reserve(std::max<std::size_t>(n, 1));
     if (n)
-      expand_keys<<<grid_for(n), kBlock, 0, ctx_.stream()>>>(keys_.data(), coded.rows, projections_.data(),
+      expand_keys<<<grid_for(n), kBlock, 0, ctx_.stream()>>>(keys_.data(), rows_, projections_.data(),
                                                              static_cast<int>(spec.sets.size()), key_bits,
                                                              projected_.data(), positions_.data());
     GPUOLAP_CHECK_LAUNCH("expand_keys");
@@ -594,10 +599,17 @@ class CubeRunner {
   }
 
   gpuolap::gpu::DeviceContext ctx_;
-  std::uint64_t resident_ = 0;  // the coded table's id whose columns are on the device
-  PinnedBuffer staged_;         // the coded table's columns in page-locked host memory
+  // The rows this runner builds from: a slice of a coded table.
+  struct Slice {
+    std::uint64_t id = 0;  // the coded table's (0: none)
+    std::size_t first = 0, rows = 0;
+    bool operator==(const Slice&) const = default;
+  };
+  std::size_t first_ = 0, rows_ = 0;
+  Slice resident_;              // on the device
+  Slice staged_;                // in pinned_
+  PinnedBuffer pinned_;         // the slice's keys and measure columns in page-locked host memory
   PinnedBuffer downloaded_;     // the cells on their way back
-  std::uint64_t staged_id_ = 0;
   std::vector<std::size_t> staged_offsets_;  // keys, then each value column's values and NULL flags
   DeviceBuffer<std::uint64_t> keys_;
   std::array<DeviceBuffer<std::uint8_t>, groupby::kMaxAggregates> values_, nulls_;
@@ -625,23 +637,66 @@ std::vector<SetCells> build_gpu(const CodedTable& coded, const CubeSpec& spec, A
   if (!gpu_available())
     throw InputError(std::string(algorithm_name(algorithm)) +
                      " needs an NVIDIA GPU, and this machine has none (cpu-partitioned and cpu-sequential run on the CPU)");
-  // One runner per device, kept for its buffers and the resident table; one
-  // build at a time each.
-  static std::mutex mutex;
-  static std::map<int, std::unique_ptr<gpu::CubeRunner>> runners;
-  std::lock_guard lock(mutex);
-  int device = options.device;
-  if (device < 0) GPUOLAP_CUDA_CHECK(cudaGetDevice(&device));
-  auto& runner = runners[device];
-  if (!runner) runner = std::make_unique<gpu::CubeRunner>(device);
-  try {
-    return runner->run(coded, spec, algorithm, options.timing, options.keep_resident, stages);
-  } catch (const GpuOutOfMemory& e) {
-    runner.reset();
-    throw InputError(std::to_string(coded.rows) + " rows do not fit " + std::string(algorithm_name(algorithm)) +
-                     "'s buffers in GPU " + std::to_string(device) + "'s memory (" + e.what() +
-                     "); cpu-partitioned runs in host memory");
+  std::vector<int> devices = options.devices.empty() ? std::vector<int>{options.device} : options.devices;
+  int count = 0;
+  GPUOLAP_CUDA_CHECK(cudaGetDeviceCount(&count));
+  for (int& d : devices) {
+    if (d < 0) GPUOLAP_CUDA_CHECK(cudaGetDevice(&d));
+    if (d >= count)
+      throw InputError("GPU " + std::to_string(d) + " does not exist: this machine has " + std::to_string(count));
   }
+  // One runner per context (its index and device), kept for its buffers and
+  // its resident slice; one build at a time.
+  static std::mutex mutex;
+  static std::map<std::pair<std::size_t, int>, std::unique_ptr<gpu::CubeRunner>> runners;
+  std::lock_guard lock(mutex);
+  const std::size_t k = devices.size();
+  std::vector<gpu::CubeRunner*> mine;
+  for (std::size_t i = 0; i < k; ++i) {
+    auto& runner = runners[{i, devices[i]}];
+    if (!runner) runner = std::make_unique<gpu::CubeRunner>(devices[i]);
+    mine.push_back(runner.get());
+  }
+  std::vector<std::vector<SetCells>> parts(k);
+  std::vector<StageTimes> part_stages(k);
+  std::vector<std::exception_ptr> errors(k);
+  auto build_part = [&](std::size_t i) {
+    try {
+      const std::size_t first = coded.rows * i / k, last = coded.rows * (i + 1) / k;
+      parts[i] = mine[i]->run(coded, spec, algorithm, options.timing, options.keep_resident, part_stages[i], first,
+                              last - first);
+    } catch (...) {
+      errors[i] = std::current_exception();
+    }
+  };
+  if (k == 1) {
+    build_part(0);
+  } else {
+    std::vector<std::thread> threads;
+    for (std::size_t i = 0; i < k; ++i) threads.emplace_back(build_part, i);
+    for (std::thread& t : threads) t.join();
+  }
+  for (std::size_t i = 0; i < k; ++i) {
+    if (!errors[i]) continue;
+    try {
+      std::rethrow_exception(errors[i]);
+    } catch (const GpuOutOfMemory& e) {
+      runners.erase({i, devices[i]});
+      throw InputError(std::to_string(coded.rows) + " rows do not fit " + std::string(algorithm_name(algorithm)) +
+                       "'s buffers in GPU " + std::to_string(devices[i]) + "'s memory (" + e.what() +
+                       "); cpu-partitioned runs in host memory");
+    }
+  }
+  for (std::size_t i = 0; i < k; ++i)
+    for (auto& [name, ms] : part_stages[i])
+      stages.emplace_back(k == 1 ? name : "context " + std::to_string(i) + " (GPU " + std::to_string(devices[i]) + "): " + name, ms);
+  if (k == 1) return std::move(parts[0]);
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<SetCells> merged = merge_parts(coded, parts);
+  if (options.timing)
+    stages.emplace_back("merge of " + std::to_string(k) + " parts (host)",
+                        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
+  return merged;
 }
 
 }  // namespace gpuolap::cube
