@@ -72,7 +72,8 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
 }  // namespace
 
 std::string cube_route_refusal(const LogicalQuery& q) {
-  if (!q.aggregated || q.group_keys.empty()) return "the query has no GROUP BY";
+  if (!q.aggregated) return "the query has no GROUP BY";
+  if (q.group_keys.empty()) return "it groups by no column (GROUP BY () alone)";
   if (q.tables.size() != 1) return "it reads more than one table";
   if (!q.filters.empty()) return "it has a WHERE clause";
   if (q.group_keys.size() > cube::kMaxColumns)

@@ -149,6 +149,7 @@ TEST(CubeCpu, SqlsGpuEngineRefusesWhatTheCubeOperatorCannotAnswer) {
     return "no error";
   };
   EXPECT_NE(refusal("SELECT a FROM facts").find("has no GROUP BY"), std::string::npos);
+  EXPECT_NE(refusal("SELECT count(*) FROM facts GROUP BY ()").find("groups by no column"), std::string::npos);
   EXPECT_NE(refusal("SELECT a, count(*) FROM facts WHERE a > 0 GROUP BY ROLLUP(a)").find("WHERE"), std::string::npos);
   EXPECT_NE(refusal("SELECT a + 1, count(*) FROM facts GROUP BY CUBE(a + 1)").find("an expression, not a column"),
             std::string::npos);

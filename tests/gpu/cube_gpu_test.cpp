@@ -92,7 +92,7 @@ TEST(CubeGpu, SqlsGpuEngineAnswersAsCpuSerial) {
         "SELECT d, e, count(x), sum(y) FROM facts GROUP BY GROUPING SETS ((d, e), (e), ()) HAVING count(*) > 3 "
         "ORDER BY d NULLS FIRST, e NULLS FIRST",
         "SELECT b, max(c), sum(x) FROM facts GROUP BY b ORDER BY b NULLS FIRST LIMIT 3",
-        "SELECT count(*), sum(x) FROM facts GROUP BY ()",
+        "SELECT b, count(*), sum(x) FROM facts GROUP BY GROUPING SETS ((b), ()) ORDER BY b NULLS FIRST",
     };
     for (const std::string& query : queries) {
       sql::SqlOptions serial, gpu;
