@@ -8,37 +8,54 @@
 namespace gpuolap::cube {
 namespace {
 
-groupby::AggregateState state_at(const SetCells& c, std::size_t a, std::size_t i) {
-  groupby::AggregateState s;
-  s.bits = c.bits[a][i];
-  s.high = c.high[a].empty() ? 0 : c.high[a][i];
-  s.count = c.count[a].empty() ? 0 : c.count[a][i];
-  return s;
-}
-
 SetCells merge_set(const CodedTable& coded, const std::vector<const SetCells*>& parts) {
-  const std::size_t aggregates = coded.slots.size();
-  std::vector<std::uint64_t> keys;
-  std::vector<groupby::AggregateState> states;
-  std::vector<std::size_t> head(parts.size(), 0);
+  const std::size_t k = parts.size();
+  SetCells out = empty_cells(coded);
+  // The merged keys, and where each part's cell lands among them.
+  std::vector<std::vector<std::uint32_t>> landing(k);
+  std::vector<std::size_t> head(k, 0);
+  for (std::size_t p = 0; p < k; ++p) landing[p].resize(parts[p]->keys.size());
   while (true) {
-    // The least key at the parts' heads.
-    std::size_t least = parts.size();
-    for (std::size_t p = 0; p < parts.size(); ++p)
-      if (head[p] < parts[p]->keys.size() && (least == parts.size() || parts[p]->keys[head[p]] < parts[least]->keys[head[least]]))
-        least = p;
-    if (least == parts.size()) break;
-    const std::uint64_t key = parts[least]->keys[head[least]];
-    keys.push_back(key);
-    for (std::size_t a = 0; a < aggregates; ++a) states.push_back(groupby::identity_state(coded.slots[a]));
-    groupby::AggregateState* into = &states[states.size() - aggregates];
-    for (std::size_t p = 0; p < parts.size(); ++p)
-      if (head[p] < parts[p]->keys.size() && parts[p]->keys[head[p]] == key) {
-        for (std::size_t a = 0; a < aggregates; ++a) groupby::merge_state(coded.slots[a], into[a], state_at(*parts[p], a, head[p]));
-        ++head[p];
+    std::uint64_t least = ~std::uint64_t{0};
+    bool any = false;
+    for (std::size_t p = 0; p < k; ++p)
+      if (head[p] < parts[p]->keys.size() && (!any || parts[p]->keys[head[p]] < least)) {
+        least = parts[p]->keys[head[p]];
+        any = true;
       }
+    if (!any) break;
+    const auto at = static_cast<std::uint32_t>(out.keys.size());
+    out.keys.push_back(least);
+    for (std::size_t p = 0; p < k; ++p)
+      if (head[p] < parts[p]->keys.size() && parts[p]->keys[head[p]] == least) landing[p][head[p]++] = at;
   }
-  return cells_from_states(coded, std::move(keys), states);
+  // Each aggregate's states: the identity, then every part's folded in, in
+  // part order.
+  const std::size_t cells = out.keys.size();
+  tbb::parallel_for(std::size_t{0}, coded.slots.size(), [&](std::size_t a) {
+    const groupby::AggregateSlot& slot = coded.slots[a];
+    const bool high = groupby::integer_sum(slot), count = slot.keeps_count;
+    std::vector<groupby::AggregateState> states(cells, groupby::identity_state(slot));
+    for (std::size_t p = 0; p < k; ++p) {
+      const SetCells& part = *parts[p];
+      for (std::size_t i = 0; i < part.keys.size(); ++i) {
+        groupby::AggregateState s;
+        s.bits = part.bits[a][i];
+        s.high = high ? part.high[a][i] : 0;
+        s.count = count ? part.count[a][i] : 0;
+        groupby::merge_state(slot, states[landing[p][i]], s);
+      }
+    }
+    out.bits[a].resize(cells);
+    if (high) out.high[a].resize(cells);
+    if (count) out.count[a].resize(cells);
+    for (std::size_t c = 0; c < cells; ++c) {
+      out.bits[a][c] = states[c].bits;
+      if (high) out.high[a][c] = states[c].high;
+      if (count) out.count[a][c] = states[c].count;
+    }
+  });
+  return out;
 }
 
 }  // namespace

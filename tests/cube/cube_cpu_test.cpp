@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "cube/coded_table.hpp"
+#include "cube/cube_algorithms.hpp"
 #include "cube/cube_cases.hpp"
 #include "gpuolap/error.hpp"
 #include "sql/binder.hpp"
@@ -86,6 +88,35 @@ TEST(CubeCpu, PartitionedEqualsSequentialForEveryThreadCount) {
         }
       }
     }
+}
+
+// The parts of several GPU contexts merge set by set: a part merged with
+// itself doubles every count and sum and keeps every MIN; merged with an
+// empty part it stays as it is.
+TEST(CubeCpu, PartsMergeByKey) {
+  const table::Table facts = test::random_table(4000, 8);
+  CubeSpec spec = parse_dims("a>b, c");
+  parse_measures("count(*), sum(x), min(x), sum(y), avg(x)", spec, facts);
+  const CodedTable coded = code_table(facts, spec);
+  StageTimes stages;
+  const std::vector<SetCells> whole = build_cpu_sequential(coded, spec, stages, false);
+  std::vector<SetCells> empty;
+  for (std::size_t s = 0; s < whole.size(); ++s) empty.push_back(empty_cells(coded));
+  EXPECT_EQ(compare_results(finish_table(coded, spec, whole), finish_table(coded, spec, merge_parts(coded, {whole, empty}))), "");
+  EXPECT_EQ(compare_results(finish_table(coded, spec, whole), finish_table(coded, spec, merge_parts(coded, {empty, whole}))), "");
+  const table::Table one = finish_table(coded, spec, whole);
+  const table::Table twice = finish_table(coded, spec, merge_parts(coded, {whole, whole}));
+  ASSERT_EQ(one.row_count(), twice.row_count());
+  const std::size_t keys = spec.columns.size() + 1;
+  for (std::size_t r = 0; r < one.row_count(); ++r) {
+    EXPECT_EQ(twice.columns[keys].int64s[r], 2 * one.columns[keys].int64s[r]);                            // count(*)
+    if (!one.columns[keys + 1].is_null(r))
+      EXPECT_NEAR(twice.columns[keys + 1].doubles[r], 2 * one.columns[keys + 1].doubles[r], 1e-6);           // sum(x)
+    if (!one.columns[keys + 2].is_null(r)) EXPECT_EQ(twice.columns[keys + 2].doubles[r], one.columns[keys + 2].doubles[r]);
+    EXPECT_EQ(twice.columns[keys + 3].int64s[r], 2 * one.columns[keys + 3].int64s[r]);                    // sum(y)
+    if (!one.columns[keys + 4].is_null(r))
+      EXPECT_NEAR(twice.columns[keys + 4].doubles[r], one.columns[keys + 4].doubles[r], 1e-9);             // avg(x)
+  }
 }
 
 TEST(CubeCpu, TheEmptyTotalIsOneRowAsInPostgreSql) {
