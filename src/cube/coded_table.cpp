@@ -55,7 +55,10 @@ std::uint64_t order_word(const table::Column& c, std::size_t row) {
   }
 }
 
-ColumnCoding code_column(const table::Column& c, std::size_t rows) {
+// `c` coded: by offset where its values' span is at most about twice the
+// rows (so that a set's dense key space stays near the rows it holds), by
+// rank otherwise or when `rank` says so.
+ColumnCoding code_column(const table::Column& c, std::size_t rows, bool rank) {
   ColumnCoding coding;
   coding.source = &c;
   coding.has_null = std::any_of(c.nulls.begin(), c.nulls.end(), [](std::uint8_t b) { return b != 0; });
@@ -75,10 +78,8 @@ ColumnCoding code_column(const table::Column& c, std::size_t rows) {
       },
       [](Range a, Range b) { return Range{std::min(a.low, b.low), std::max(a.high, b.high)}; });
   const bool any_value = range.low <= range.high;
-  // Integers (dates, string codes) whose range is at most a few times the
-  // rows are coded by offset; others (doubles, sparse integers) by rank.
   const std::uint64_t span = any_value ? range.high - range.low : 0;
-  coding.ranked = c.type == table::ColumnType::Double || span >= std::max<std::uint64_t>(4 * rows, 1 << 20);
+  coding.ranked = rank || c.type == table::ColumnType::Double || span >= 2 * static_cast<std::uint64_t>(rows) + 64;
   std::uint64_t values = 0;
   if (!any_value) {
     values = 0;
@@ -101,6 +102,7 @@ ColumnCoding code_column(const table::Column& c, std::size_t rows) {
 }
 
 std::uint64_t code_of(const ColumnCoding& coding, std::size_t row) {
+  if (coding.unused) return 0;
   const table::Column& c = *coding.source;
   if (c.is_null(row)) return 0;
   const std::uint64_t null_slot = coding.has_null ? 1 : 0;
@@ -199,18 +201,38 @@ CodedTable code_table(const table::Table& table, const CubeSpec& spec) {
   coded.id = next_id++;
   coded.source = &table;
   coded.rows = table.row_count();
-  for (const std::string& name : spec.columns) coded.columns.push_back(code_column(*table.find(name), coded.rows));
-  // The finest key: the first column most significant; refused past 2^63.
-  const std::size_t n = coded.columns.size();
+  // The finest key: the first column most significant, past 2^63 refused.
+  // A column in no requested set takes no digits (one code); when offsets
+  // make the key too wide, every column is coded by rank instead.
+  const std::size_t n = spec.columns.size();
+  const SetMask used = union_of(spec);
   unsigned __int128 cells = 1;
-  for (std::size_t i = n; i-- > 0;) {
-    coded.finest.stride[i] = static_cast<std::uint64_t>(cells);
-    cells *= coded.columns[i].radix;
-    if (cells > (static_cast<unsigned __int128>(1) << 63)) {
+  for (bool rank : {false, true}) {
+    coded.columns.clear();
+    for (std::size_t i = 0; i < n; ++i) {
+      if (used & (SetMask{1} << i)) {
+        coded.columns.push_back(code_column(*table.find(spec.columns[i]), coded.rows, rank));
+      } else {
+        ColumnCoding unused;
+        unused.source = table.find(spec.columns[i]);
+        unused.unused = true;
+        coded.columns.push_back(unused);
+      }
+    }
+    cells = 1;
+    for (std::size_t i = n; i-- > 0;) {
+      coded.finest.stride[i] = static_cast<std::uint64_t>(cells);
+      cells *= coded.columns[i].radix;
+      if (cells > (static_cast<unsigned __int128>(1) << 63)) break;
+    }
+    if (cells <= (static_cast<unsigned __int128>(1) << 63)) break;
+    if (rank) {
       std::string radices;
-      for (const ColumnCoding& c : coded.columns) radices += fmt::format("{}{} ({})", radices.empty() ? "" : " x ", c.source->name, c.radix);
+      for (const ColumnCoding& c : coded.columns)
+        radices += fmt::format("{}{} ({})", radices.empty() ? "" : " x ", c.source->name, c.radix);
       throw InputError(fmt::format("the grouping columns' distinct values, {}, make more than 2^63 intersections; "
-                                   "a cube packs a row's intersection into 64 bits", radices));
+                                   "a cube packs a row's intersection into 64 bits",
+                                   radices));
     }
   }
   coded.finest.mask = static_cast<SetMask>((std::uint64_t{1} << n) - 1);

@@ -24,6 +24,7 @@ namespace gpuolap::cube {
 struct ColumnCoding {
   const table::Column* source = nullptr;
   bool has_null = false;  // code 0 is NULL
+  bool unused = false;    // in no requested set: one code, 0, for every row
   // Offset: code = value - min (+1 with NULLs); used when the values' range
   // is small. Ranked: code = the value's rank among `distinct` (+1 with
   // NULLs), the column's distinct values as order words, ascending.

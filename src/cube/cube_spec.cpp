@@ -155,6 +155,16 @@ void check_spec(const CubeSpec& spec, const table::Table& table) {
       throw InputError(fmt::format("measure {}({}): the column is a {}, which has no sum", groupby::aggregate_name(m.kind),
                                    m.column, table::type_name(c->type)));
   }
+  // The result's column names: `grouping`, the grouping columns, the
+  // measures' (a table's columns must differ).
+  std::vector<std::string> names{"grouping"};
+  names.insert(names.end(), spec.columns.begin(), spec.columns.end());
+  for (const CubeSpec::Measure& m : spec.measures) names.push_back(measure_name(m));
+  for (std::size_t i = 1; i < names.size(); ++i)
+    if (std::find(names.begin(), names.begin() + i, names[i]) != names.begin() + i)
+      throw InputError(fmt::format("the cube's result would have two columns named '{}' (its columns: grouping, the "
+                                   "grouping columns, then sum_x, count_star, ... per measure)",
+                                   names[i]));
   if (table.row_count() > kMaxRows)
     throw InputError(fmt::format("a cube is built from fewer than 2^32 rows, not {}", table.row_count()));
 }

@@ -27,7 +27,8 @@ std::string csv(const sql::TableCatalog& catalog, const std::string& query) {
 }
 
 // Every set of `spec`'s result equals SQL's GROUP BY of the set's columns.
-void expect_equals_sql(const table::Table& facts, const CubeSpec& spec, const table::Table& result, const std::string& what) {
+void expect_equals_sql(const table::Table& facts, const CubeSpec& spec, const table::Table& result, const std::string& what,
+                       const std::string& sql_aggregates = kSqlAggregates) {
   sql::TablesInMemory catalog;
   catalog.add(std::make_shared<table::Table>(facts));
   auto cells = std::make_shared<table::Table>(result);
@@ -45,7 +46,7 @@ void expect_equals_sql(const table::Table& facts, const CubeSpec& spec, const ta
     }
     std::string cube_aggregates;
     for (const CubeSpec::Measure& m : spec.measures) cube_aggregates += (cube_aggregates.empty() ? "" : ", ") + measure_name(m);
-    const std::string want = csv(catalog, "SELECT " + kept + kSqlAggregates + " FROM facts" +
+    const std::string want = csv(catalog, "SELECT " + kept + sql_aggregates + " FROM facts" +
                                               (order.empty() ? "" : " GROUP BY " + kept.substr(0, kept.size() - 2) +
                                                                         " ORDER BY " + order));
     const std::string got =
@@ -71,6 +72,21 @@ TEST(CubeCpu, SequentialEqualsSqlOnEverySpecAndTable) {
         expect_equals_sql(facts, spec, r.table, c.name + ", " + std::to_string(rows) + " rows" + (sorted ? ", sorted" : ""));
       }
     }
+}
+
+// Keys too wide for dense cubes: the hash maps of cpu-sequential and the
+// sparse sets of cpu-partitioned; a column no set keeps takes no digits.
+TEST(CubeCpu, WideKeysTakeTheSparsePaths) {
+  const table::Table facts = test::wide_table(3000, 3);
+  for (const char* sets : {"", "(u, v), (u), ()", "(a), ()"}) {
+    CubeSpec spec = parse_dims("u, v, a");
+    if (*sets) parse_sets(sets, spec);
+    parse_measures("count(*), sum(y), min(y)", spec, facts);
+    const PreparedCube prepared(facts, spec);
+    const CubeResult want = prepared.build(with(Algorithm::CpuSequential));
+    expect_equals_sql(facts, spec, want.table, std::string("wide keys, sets ") + sets, "count(*), sum(y), min(y)");
+    EXPECT_EQ(compare_results(want.table, prepared.build(with(Algorithm::CpuPartitioned, 3)).table), "") << sets;
+  }
 }
 
 TEST(CubeCpu, PartitionedEqualsSequentialForEveryThreadCount) {
@@ -163,7 +179,41 @@ TEST(CubeCpu, BadSpecsAreInputErrorsNamingWhatIsWrong) {
   EXPECT_NE(message("a", "", "sum(z)").find("has no sum"), std::string::npos);
   EXPECT_NE(message("a", "", "median(x)").find("unknown function"), std::string::npos);
   EXPECT_NE(message("a,b,c,d,e,x,y,z,a1,a2,a3,a4,a5", "", "count(*)").find("at most 12"), std::string::npos);
+  EXPECT_NE(message("a", "", "sum(x), sum(x)").find("two columns named 'sum_x'"), std::string::npos);
   EXPECT_THROW(parse_algorithm("gpu-fast"), InputError);
+
+  // Twelve columns of 40 values each: 40^12 intersections pass 2^63.
+  table::Table wide;
+  wide.name = "wide";
+  std::string dims;
+  for (int c = 0; c < 12; ++c) {
+    table::Column col;
+    col.name = "c" + std::to_string(c);
+    for (int r = 0; r < 40; ++r) col.int64s.push_back(r * 1000 + c);
+    wide.columns.push_back(col);
+    dims += (c ? "," : "") + col.name;
+  }
+  CubeSpec spec = parse_dims(dims);
+  parse_measures("count(*)", spec, wide);
+  try {
+    build_cube(wide, spec, with(Algorithm::CpuSequential));
+    ADD_FAILURE() << "a key past 2^63 was accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("more than 2^63 intersections"), std::string::npos) << e.what();
+  }
+  // Offsets that would pass 2^63 (values a million apart in 4 rows) are
+  // coded by rank instead.
+  table::Table sparse;
+  sparse.name = "sparse";
+  for (const char* name : {"p", "q", "r", "s"}) {
+    table::Column col;
+    col.name = name;
+    col.int64s = {1, 1'000'000, 5, 999'999};
+    sparse.columns.push_back(col);
+  }
+  CubeSpec four = parse_dims("p, q, r, s");
+  parse_measures("count(*)", four, sparse);
+  EXPECT_EQ(build_cube(sparse, four, with(Algorithm::CpuSequential)).table.row_count(), 61u);  // 15 sets of 4 rows each, and ()
 }
 
 TEST(CubeCpu, SqlsGpuEngineRefusesWhatTheCubeOperatorCannotAnswer) {

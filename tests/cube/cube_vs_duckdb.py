@@ -163,6 +163,9 @@ def main():
                     got_rows = list(csv.reader(io.StringIO(p.stdout)))[1:]
                     got = sorted(([text_of(v if v != "" else None, ty) for v, ty in zip(r, types)] for r in got_rows),
                                  key=repr)
+                    if any(len(r) != len(types) for r in got_rows):
+                        print(f"DIFFERS: {' '.join(cmd)}: a row has not {len(types)} fields")
+                        return 1
                     if len(got) != len(want) or any(not all(same(a, b) for a, b in zip(x, y)) for x, y in zip(want, got)):
                         print(f"DIFFERS: {' '.join(cmd)}\nDuckDB: {query}")
                         for x, y in zip(want, got):

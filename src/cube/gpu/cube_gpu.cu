@@ -90,6 +90,7 @@ class CubeRunner {
     ctx_.bind();
     first_ = first;
     rows_ = rows;
+    expand_ranges_.clear();  // a build that threw may have left gpu-expand's
     StageClock clock(ctx_.stream(), ctx_.events(), timing);
     if (resident_ != Slice{coded.id, first_, rows_} || !keep_resident) stage(coded, stages, timing);
     upload(coded, clock, keep_resident);
@@ -308,8 +309,9 @@ class CubeRunner {
   // into each; then each cube's filled cells.
   std::vector<std::size_t> naive(const CodedTable& coded, const CubeSpec& spec, StageClock& clock) {
     std::vector<DenseTarget> targets;
-    std::uint64_t total = 0;
-    for (SetMask mask : spec.sets) total += layout_of(coded, mask).cells;
+    std::uint64_t total = 0;  // saturates: 4,096 sets of up to 2^63 cells each could wrap
+    for (SetMask mask : spec.sets) total = std::min(total + std::min(layout_of(coded, mask).cells, std::uint64_t{1} << 40),
+                                                    std::uint64_t{1} << 40);
     std::size_t free = 0, memory = 0;
     ctx_.memory_info(free, memory);
     const std::size_t bytes_per_cell = 1 + 8 * slots_.size() * 3;
