@@ -1,8 +1,11 @@
 // The GPU forms of cube creation: gpu-naive, gpu-sorted, gpu-lattice and
-// gpu-expand over the coded table, which stays on the device between builds
-// (uploaded again only when another table is built). Stages are timed with
-// CUDA events: "upload" (host to device), the algorithm's kernels, and
-// "download" (device to host), so that the bus is seen beside the kernels.
+// gpu-expand over the coded table — or, with several contexts, a slice of
+// its rows per context, built at once and merged on the host
+// (part_merge.cpp). A runner per context keeps its slice in pinned host
+// memory and on the device between builds (uploaded again only when
+// another table or slice is built). Stages are timed with CUDA events:
+// "upload" (host to device), the algorithm's kernels, and "download"
+// (device to host), so that the bus is seen beside the kernels.
 #include <cub/cub.cuh>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
