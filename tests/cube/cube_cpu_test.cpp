@@ -125,13 +125,17 @@ TEST(CubeCpu, PartsMergeByKey) {
   ASSERT_EQ(one.row_count(), twice.row_count());
   const std::size_t keys = spec.columns.size() + 1;
   for (std::size_t r = 0; r < one.row_count(); ++r) {
-    EXPECT_EQ(twice.columns[keys].int64s[r], 2 * one.columns[keys].int64s[r]);                            // count(*)
-    if (!one.columns[keys + 1].is_null(r))
-      EXPECT_NEAR(twice.columns[keys + 1].doubles[r], 2 * one.columns[keys + 1].doubles[r], 1e-6);           // sum(x)
-    if (!one.columns[keys + 2].is_null(r)) EXPECT_EQ(twice.columns[keys + 2].doubles[r], one.columns[keys + 2].doubles[r]);
-    EXPECT_EQ(twice.columns[keys + 3].int64s[r], 2 * one.columns[keys + 3].int64s[r]);                    // sum(y)
-    if (!one.columns[keys + 4].is_null(r))
-      EXPECT_NEAR(twice.columns[keys + 4].doubles[r], one.columns[keys + 4].doubles[r], 1e-9);             // avg(x)
+    EXPECT_EQ(twice.columns[keys].int64s[r], 2 * one.columns[keys].int64s[r]);  // count(*)
+    if (!one.columns[keys + 1].is_null(r)) {
+      EXPECT_NEAR(twice.columns[keys + 1].doubles[r], 2 * one.columns[keys + 1].doubles[r], 1e-6);  // sum(x)
+    }
+    if (!one.columns[keys + 2].is_null(r)) {
+      EXPECT_EQ(twice.columns[keys + 2].doubles[r], one.columns[keys + 2].doubles[r]);  // min(x)
+    }
+    EXPECT_EQ(twice.columns[keys + 3].int64s[r], 2 * one.columns[keys + 3].int64s[r]);  // sum(y)
+    if (!one.columns[keys + 4].is_null(r)) {
+      EXPECT_NEAR(twice.columns[keys + 4].doubles[r], one.columns[keys + 4].doubles[r], 1e-9);  // avg(x)
+    }
   }
 }
 
@@ -240,8 +244,9 @@ TEST(CubeCpu, SqlsGpuEngineRefusesWhatTheCubeOperatorCannotAnswer) {
             std::string::npos);
   EXPECT_NE(refusal("SELECT a FROM facts GROUP BY a").find("no aggregate"), std::string::npos);
   EXPECT_NE(refusal("SELECT a FROM facts").find("--engine cpu-parallel answers it"), std::string::npos);
-  if (!gpu_available())
+  if (!gpu_available()) {
     EXPECT_NE(refusal("SELECT a, count(*) FROM facts GROUP BY ROLLUP(a)").find("gpu-lattice needs"), std::string::npos);
+  }
 }
 
 }  // namespace
