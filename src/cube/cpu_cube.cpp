@@ -2,10 +2,10 @@
 // and its parallel one over a partition plan of the sorted input (fig. 4).
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
-#include <tbb/parallel_sort.h>
 #include <tbb/task_arena.h>
 
 #include <algorithm>
+#include <bit>
 #include <numeric>
 #include <unordered_map>
 
@@ -92,15 +92,22 @@ struct FinestCells {
   std::vector<AggregateState> states;
 };
 
-// The cells of the rows order[begin, end) (sorted by key; order empty: the
-// rows themselves), one run of equal keys after the other.
-FinestCells aggregate_runs(const CodedTable& coded, const std::vector<std::uint32_t>& order, std::size_t begin,
-                           std::size_t end) {
+// The rows in key order: `order` (empty: the rows themselves) and their
+// keys in that order.
+struct RowOrder {
+  std::vector<std::uint32_t> order;
+  std::vector<std::uint64_t> keys;  // empty: coded.keys
+};
+
+// The cells of the rows at sorted positions [begin, end), one run of equal
+// keys after the other.
+FinestCells aggregate_runs(const CodedTable& coded, const RowOrder& rows, std::size_t begin, std::size_t end) {
   const std::size_t aggregates = coded.slots.size();
+  const std::uint64_t* keys = rows.keys.empty() ? coded.keys.data() : rows.keys.data();
   FinestCells out;
   for (std::size_t i = begin; i < end; ++i) {
-    const std::size_t row = order.empty() ? i : order[i];
-    const std::uint64_t key = coded.keys[row];
+    const std::size_t row = rows.order.empty() ? i : rows.order[i];
+    const std::uint64_t key = keys[i];
     if (out.keys.empty() || out.keys.back() != key) {
       out.keys.push_back(key);
       for (std::size_t a = 0; a < aggregates; ++a) out.states.push_back(groupby::identity_state(coded.slots[a]));
@@ -122,6 +129,48 @@ SetCells derive_from_finest(const CodedTable& coded, const FinestCells& finest, 
     for (std::size_t a = 0; a < aggregates; ++a) groupby::merge_state(coded.slots[a], s[a], finest.states[c * aggregates + a]);
   }
   return set.finish();
+}
+
+// The rows in the order of their keys (and the keys so sorted), rows of
+// equal keys in row order: a
+// least-significant-digit radix sort over the keys' significant bits, 8 a
+// pass, each pass counting digits per block of rows and scattering stably
+// in parallel. (A comparison sort of (key, row) pairs took 247 ms for 5 M
+// rows on 2 cores.)
+RowOrder sorted_rows(const CodedTable& coded) {
+  const std::size_t rows = coded.rows;
+  std::vector<std::uint64_t> keys(coded.keys), next_keys(rows);
+  std::vector<std::uint32_t> order(rows), next_order(rows);
+  tbb::parallel_for(std::size_t{0}, rows, [&](std::size_t r) { order[r] = static_cast<std::uint32_t>(r); });
+  const int bits = coded.finest.cells <= 1 ? 0 : std::bit_width(coded.finest.cells - 1);
+  constexpr std::size_t kBlock = 1 << 16;
+  const std::size_t blocks = (rows + kBlock - 1) / kBlock;
+  std::vector<std::size_t> at(blocks * 256);
+  for (int shift = 0; shift < bits; shift += 8) {
+    std::fill(at.begin(), at.end(), 0);
+    tbb::parallel_for(std::size_t{0}, blocks, [&](std::size_t b) {
+      std::size_t* count = &at[b * 256];
+      for (std::size_t r = b * kBlock; r < std::min(rows, (b + 1) * kBlock); ++r) ++count[(keys[r] >> shift) & 255];
+    });
+    // Digit by digit, block by block: where each block's rows of a digit go.
+    for (std::size_t digit = 0, offset = 0; digit < 256; ++digit)
+      for (std::size_t b = 0; b < blocks; ++b) {
+        const std::size_t n = at[b * 256 + digit];
+        at[b * 256 + digit] = offset;
+        offset += n;
+      }
+    tbb::parallel_for(std::size_t{0}, blocks, [&](std::size_t b) {
+      std::size_t* next = &at[b * 256];
+      for (std::size_t r = b * kBlock; r < std::min(rows, (b + 1) * kBlock); ++r) {
+        const std::size_t to = next[(keys[r] >> shift) & 255]++;
+        next_keys[to] = keys[r];
+        next_order[to] = order[r];
+      }
+    });
+    keys.swap(next_keys);
+    order.swap(next_order);
+  }
+  return {std::move(order), std::move(keys)};
 }
 
 }  // namespace
@@ -155,17 +204,12 @@ std::vector<SetCells> build_cpu_partitioned(const CodedTable& coded, const CubeS
   arena.execute([&] {
     // The paper's plan needs the rows sorted by intersection; a table stored
     // so needs no sort.
-    std::vector<std::uint32_t> order;
+    RowOrder order;
     if (!coded.sorted) {
-      clock.start("sort");
-      std::vector<std::pair<std::uint64_t, std::uint32_t>> pairs(coded.rows);
-      tbb::parallel_for(std::size_t{0}, coded.rows,
-                        [&](std::size_t r) { pairs[r] = {coded.keys[r], static_cast<std::uint32_t>(r)}; });
-      tbb::parallel_sort(pairs.begin(), pairs.end());
-      order.resize(coded.rows);
-      tbb::parallel_for(std::size_t{0}, coded.rows, [&](std::size_t r) { order[r] = pairs[r].second; });
+      clock.start("sort (radix)");
+      order = sorted_rows(coded);
     }
-    auto key_at = [&](std::size_t i) { return coded.keys[order.empty() ? i : order[i]]; };
+    auto key_at = [&](std::size_t i) { return order.keys.empty() ? coded.keys[i] : order.keys[i]; };
 
     // defParallelPlan: one range per thread, each cut moved to the next
     // intersection border so that no two threads share an intersection.
