@@ -160,11 +160,7 @@ TEST(SqlEngines, OrderedAggregationOnSortedInput) {
   sorted->name = "s";
   sorted->columns = {int_column("k", k), int_column("v", v)};
   sorted->sort_order = {"k", "v"};
-  auto unsorted = std::make_shared<table::Table>(*sorted);
-  unsorted->sort_order.clear();
-  sql::TablesInMemory with_order, without_order;
-  with_order.add(sorted);
-  without_order.add(unsorted);
+  auto [with_order, without_order] = sorted_and_unsorted(sorted);
   const std::string q = "SELECT k, count(*), sum(v), max(v) FROM s WHERE v IS NOT NULL OR k > 100 GROUP BY k ORDER BY k";
   EXPECT_NE(csv_of(with_order, "EXPLAIN " + q).find("ordered: s is stored sorted by (k, v)"), std::string::npos);
   EXPECT_NE(csv_of(without_order, "EXPLAIN " + q).find("not sorted on the grouping keys"), std::string::npos);
@@ -244,11 +240,7 @@ TEST(SqlEngines, OrderedParallelRangesStartAtGroupStarts) {
   sorted->name = "s";
   sorted->columns = {double_column("d", d), int_column("k", k), int_column("v", v), string_column("t", t)};
   sorted->sort_order = {"d", "k"};
-  auto unsorted = std::make_shared<table::Table>(*sorted);
-  unsorted->sort_order.clear();
-  sql::TablesInMemory with_order, without_order;
-  with_order.add(sorted);
-  without_order.add(unsorted);
+  auto [with_order, without_order] = sorted_and_unsorted(sorted);
   sql::SqlOptions parallel;
   parallel.engine = sql::SqlEngine::CpuParallel;
   const auto parallel_csv = [&](const std::string& q) {

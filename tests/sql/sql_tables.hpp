@@ -72,6 +72,21 @@ inline std::shared_ptr<const table::Table> make_table(std::string name, std::vec
   return t;
 }
 
+// Catalogs of one table: `with_order` holding it with its recorded sort
+// order, `without_order` holding a copy whose order is unknown (the same
+// rows), to compare the ordered aggregation with the hashed one.
+struct SortedAndUnsorted {
+  sql::TablesInMemory with_order, without_order;
+};
+inline SortedAndUnsorted sorted_and_unsorted(std::shared_ptr<table::Table> sorted) {
+  auto unsorted = std::make_shared<table::Table>(*sorted);
+  unsorted->sort_order.clear();
+  SortedAndUnsorted out;
+  out.with_order.add(std::move(sorted));
+  out.without_order.add(std::move(unsorted));
+  return out;
+}
+
 // The answer of `query` as CSV.
 inline std::string csv_of(const sql::TableCatalog& tables, const std::string& query, std::uint64_t max_rows = 1000000) {
   sql::SqlOptions options;
