@@ -104,6 +104,19 @@ inline table::Table wide_table(std::size_t rows, std::uint32_t seed) {
   return t;
 }
 
+// The cubes of wide_table: all of CUBE(u, v, a), and two GROUPING SETS.
+inline const std::vector<std::string>& wide_sets() {
+  static const std::vector<std::string> sets{"", "(u, v), (u), ()", "(a), ()"};
+  return sets;
+}
+inline const char* kWideMeasures = "count(*), sum(y), min(y)";
+inline CubeSpec wide_spec(const std::string& sets, const table::Table& t) {
+  CubeSpec spec = parse_dims("u, v, a");
+  if (!sets.empty()) parse_sets(sets, spec);
+  parse_measures(kWideMeasures, spec, t);
+  return spec;
+}
+
 inline CubeSpec make_spec(const SpecCase& c, const table::Table& t) {
   CubeSpec spec = parse_dims(c.dims);
   if (!c.sets.empty()) parse_sets(c.sets, spec);

@@ -78,13 +78,11 @@ TEST(CubeCpu, SequentialEqualsSqlOnEverySpecAndTable) {
 // sparse sets of cpu-partitioned; a column no set keeps takes no digits.
 TEST(CubeCpu, WideKeysTakeTheSparsePaths) {
   const table::Table facts = test::wide_table(3000, 3);
-  for (const char* sets : {"", "(u, v), (u), ()", "(a), ()"}) {
-    CubeSpec spec = parse_dims("u, v, a");
-    if (*sets) parse_sets(sets, spec);
-    parse_measures("count(*), sum(y), min(y)", spec, facts);
+  for (const std::string& sets : test::wide_sets()) {
+    const CubeSpec spec = test::wide_spec(sets, facts);
     const PreparedCube prepared(facts, spec);
     const CubeResult want = prepared.build(with(Algorithm::CpuSequential));
-    expect_equals_sql(facts, spec, want.table, std::string("wide keys, sets ") + sets, "count(*), sum(y), min(y)");
+    expect_equals_sql(facts, spec, want.table, "wide keys, sets " + sets, test::kWideMeasures);
     EXPECT_EQ(compare_results(want.table, prepared.build(with(Algorithm::CpuPartitioned, 3)).table), "") << sets;
   }
 }

@@ -44,11 +44,8 @@ TEST(CubeGpu, EveryAlgorithmEqualsCpuSequential) {
 // (u, v), the sets and gpu-expand's keys are rank-coded.
 TEST(CubeGpu, WideKeysEqualCpuSequential) {
   const table::Table facts = test::wide_table(3000, 3);
-  for (const char* sets : {"", "(u, v), (u), ()", "(a), ()"}) {
-    CubeSpec spec = parse_dims("u, v, a");
-    if (*sets) parse_sets(sets, spec);
-    parse_measures("count(*), sum(y), min(y)", spec, facts);
-    const PreparedCube prepared(facts, spec);
+  for (const std::string& sets : test::wide_sets()) {
+    const PreparedCube prepared(facts, test::wide_spec(sets, facts));
     const CubeResult want = prepared.build(with(Algorithm::CpuSequential));
     for (Algorithm a : kGpuAlgorithms)
       EXPECT_EQ(compare_results(want.table, prepared.build(with(a)).table), "") << algorithm_name(a) << ", sets " << sets;
