@@ -9,9 +9,7 @@
 
 namespace gpuolap::cube {
 
-std::pair<Algorithm, std::string> choose_algorithm(const CubeSpec& spec, const table::Table& table,
-                                                   const BuildOptions& options) {
-  (void)table;
+std::pair<Algorithm, std::string> choose_algorithm(const CubeSpec& spec, const BuildOptions& options) {
   if (!gpu_available())
     return {Algorithm::CpuPartitioned,
             options.threads == 1 ? "no GPU; the partition plan of the rows sorted by intersection, on the one thread asked for"
@@ -37,7 +35,7 @@ CubeResult PreparedCube::build(const BuildOptions& options) const {
     result.algorithm = *options.algorithm;
     result.why = "asked for";
   } else {
-    std::tie(result.algorithm, result.why) = choose_algorithm(spec_, *coded_->source, options);
+    std::tie(result.algorithm, result.why) = choose_algorithm(spec_, options);
   }
   std::vector<SetCells> sets;
   switch (result.algorithm) {

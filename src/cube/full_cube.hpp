@@ -114,8 +114,7 @@ struct CubeResult {
 };
 
 // Which algorithm `auto` runs, and why.
-std::pair<Algorithm, std::string> choose_algorithm(const CubeSpec& spec, const table::Table& table,
-                                                   const BuildOptions& options);
+std::pair<Algorithm, std::string> choose_algorithm(const CubeSpec& spec, const BuildOptions& options);
 
 struct CodedTable;
 
