@@ -81,6 +81,17 @@ struct DeviceCells {
   }
 };
 
+// A requested set's compact cells: cells_at(at), or (gpu-expand, whose
+// sets share one array) `count` of them from `begin`, their keys with the
+// set's index above `key_mask` to be cleared.
+struct CellRange {
+  static constexpr std::size_t kAll = ~std::size_t{0};
+  std::size_t at = 0;
+  std::size_t begin = 0;
+  std::size_t count = kAll;
+  std::uint64_t key_mask = ~std::uint64_t{0};
+};
+
 }  // namespace
 
 class CubeRunner {
@@ -93,7 +104,6 @@ class CubeRunner {
     ctx_.bind();
     first_ = first;
     rows_ = rows;
-    expand_ranges_.clear();  // a build that threw may have left gpu-expand's
     StageClock clock(ctx_.stream(), ctx_.events(), timing);
     if (resident_ != Slice{coded.id, first_, rows_} || !keep_resident) stage(coded, stages, timing);
     upload(coded, clock, keep_resident);
@@ -108,17 +118,22 @@ class CubeRunner {
     row_slots_.count = static_cast<int>(slots_.size());
     for (std::size_t a = 0; a < slots_.size(); ++a) row_slots_.slot[a] = slots_[a];
 
-    // The compact cells of each requested set, by index into sets_.
-    std::vector<std::size_t> result;
+    // Where each requested set's compact cells are.
+    std::vector<CellRange> result;
+    auto whole = [](const std::vector<std::size_t>& at) {
+      std::vector<CellRange> ranges;
+      for (std::size_t i : at) ranges.push_back({i});
+      return ranges;
+    };
     switch (algorithm) {
       case Algorithm::GpuNaive:
-        result = naive(coded, spec, clock);
+        result = whole(naive(coded, spec, clock));
         break;
       case Algorithm::GpuSorted:
-        result = sorted(coded, spec, clock);
+        result = whole(sorted(coded, spec, clock));
         break;
       case Algorithm::GpuLattice:
-        result = lattice(coded, spec, clock);
+        result = whole(lattice(coded, spec, clock));
         break;
       default:
         result = expand(coded, spec, clock);
@@ -352,8 +367,8 @@ class CubeRunner {
   }
 
   // gpu-sorted: per set, the rows sorted by the set's key (not needed when
-  // the rows are sorted and the set keeps a prefix of the columns), then a
-  // thread per run.
+  // the rows are sorted and the set keeps a prefix of the columns), then its
+  // runs (runs(), borders through the paper's shared-memory kernel).
   std::vector<std::size_t> sorted(const CodedTable& coded, const CubeSpec& spec, StageClock& clock) {
     std::vector<std::size_t> result;
     projected_.reserve(std::max<std::size_t>(rows_, 1));
@@ -489,8 +504,8 @@ class CubeRunner {
   }
 
   // gpu-expand: a virtual row per (set, row), keyed by the set's index above
-  // its key, sorted once, then a thread per run.
-  std::vector<std::size_t> expand(const CodedTable& coded, const CubeSpec& spec, StageClock& clock) {
+  // its key, sorted once, then its runs (runs()).
+  std::vector<CellRange> expand(const CodedTable& coded, const CubeSpec& spec, StageClock& clock) {
     int key_bits = 0;
     std::vector<Projection> projections;
     for (SetMask mask : spec.sets) {
@@ -526,7 +541,8 @@ class CubeRunner {
     // The sets' cells lie one after the other, in set order: split them
     // where the set index (the keys' top bits) changes.
     std::vector<std::uint64_t> keys = all.keys.download(all.size, ctx_.stream());
-    std::vector<std::size_t> result;
+    const std::uint64_t key_mask = key_bits >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << key_bits) - 1;
+    std::vector<CellRange> result;
     std::size_t begin = 0;
     for (std::size_t s = 0; s < spec.sets.size(); ++s) {
       const std::size_t end =
@@ -534,19 +550,16 @@ class CubeRunner {
               ? keys.size()
               : static_cast<std::size_t>(
                     std::lower_bound(keys.begin() + begin, keys.end(), std::uint64_t{s + 1} << key_bits) - keys.begin());
-      expand_ranges_.push_back({begin, end});
-      result.push_back(spec.sets.size());
+      result.push_back({spec.sets.size(), begin, end - begin, key_mask});
       begin = end;
     }
-    expand_key_bits_ = key_bits;
     return result;
   }
 
-  // The compact cells sets_[result[i]] to the host; after gpu-expand, the
-  // ranges of the one array of cells. The copies land in page-locked memory
-  // (a copy into pageable vectors ran at 5 GB/s) and are spread from there
-  // into the cells' vectors in parallel.
-  std::vector<SetCells> download(const CodedTable& coded, const std::vector<std::size_t>& result, StageClock& clock) {
+  // The cells of each range to the host. The copies land in page-locked
+  // memory (a copy into pageable vectors ran at 5 GB/s) and are spread from
+  // there into the cells' vectors in parallel.
+  std::vector<SetCells> download(const CodedTable& coded, const std::vector<CellRange>& result, StageClock& clock) {
     const cudaStream_t s = ctx_.stream();
     struct Piece {
       const std::uint64_t* from;
@@ -558,12 +571,9 @@ class CubeRunner {
     std::size_t words = 0;
     out.reserve(result.size());
     for (std::size_t i = 0; i < result.size(); ++i) {
-      DeviceCells& d = cells_at(result[i]);
-      std::size_t begin = 0, n = d.size;
-      if (!expand_ranges_.empty()) {
-        begin = expand_ranges_[i].first;
-        n = expand_ranges_[i].second - begin;
-      }
+      DeviceCells& d = cells_at(result[i].at);
+      const std::size_t begin = result[i].begin;
+      const std::size_t n = result[i].count == CellRange::kAll ? d.size : result[i].count;
       out.push_back(empty_cells(coded));
       SetCells& c = out.back();
       auto add = [&](const DeviceBuffer<std::uint64_t>& from, std::vector<std::uint64_t>& to) {
@@ -593,13 +603,9 @@ class CubeRunner {
                           std::memcpy(p.to->data() + r.begin(), pinned + p.offset + r.begin(), r.size() * 8);
                         });
     });
-    if (!expand_ranges_.empty()) {
-      // The set index above each key goes.
-      const std::uint64_t mask = expand_key_bits_ >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << expand_key_bits_) - 1;
-      for (SetCells& c : out)
-        for (std::uint64_t& k : c.keys) k &= mask;
-      expand_ranges_.clear();
-    }
+    for (std::size_t i = 0; i < result.size(); ++i)
+      if (result[i].key_mask != ~std::uint64_t{0})
+        for (std::uint64_t& k : out[i].keys) k &= result[i].key_mask;
     return out;
   }
 
@@ -626,8 +632,6 @@ class CubeRunner {
   DeviceBuffer<std::uint64_t> projected_, sorted_keys_;
   DeviceBuffer<std::uint32_t> positions_, order_, flags_, run_ids_, index_;
   DeviceBuffer<std::uint32_t> counts_;  // each cells_at(i)'s count, on the device
-  std::vector<std::pair<std::size_t, std::size_t>> expand_ranges_;
-  int expand_key_bits_ = 0;
 };
 
 }  // namespace gpu
