@@ -151,5 +151,7 @@ std::string compare_results(const table::Table& want, const table::Table& got);
 
 // Whether this build has the GPU forms and a GPU is present.
 bool gpu_available();
+// How many GPUs the GPU forms can use (0 without them).
+int gpu_count();
 
 }  // namespace gpuolap::cube

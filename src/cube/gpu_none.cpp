@@ -7,6 +7,7 @@
 namespace gpuolap::cube {
 
 bool gpu_available() { return false; }
+int gpu_count() { return 0; }
 
 std::vector<SetCells> build_gpu(const CodedTable&, const CubeSpec&, Algorithm algorithm, const BuildOptions&, StageTimes&) {
   throw InputError(fmt::format("{} needs an NVIDIA GPU, and this gpuolap was built without CUDA (cpu-partitioned and "

@@ -40,20 +40,46 @@ TEST(CubeGpu, EveryAlgorithmEqualsCpuSequential) {
     }
 }
 
+// The contexts the several-context tests build on: two and three on GPU 0
+// (the code of several GPUs, on one), and every GPU where there are more.
+std::vector<std::vector<int>> context_lists() {
+  std::vector<std::vector<int>> lists{{0, 0}, {0, 0, 0}};
+  if (gpu_count() > 1) {
+    lists.emplace_back();
+    for (int d = 0; d < gpu_count(); ++d) lists.back().push_back(d);
+  }
+  return lists;
+}
+
+std::string contexts_text(const std::vector<int>& devices) {
+  std::string text;
+  for (int d : devices) text += (text.empty() ? "" : ",") + std::to_string(d);
+  return "contexts on GPUs " + (text.empty() ? "(one)" : text);
+}
+
 // Keys too wide for dense cubes: the lattice sorts a parent's cells for
-// (u, v), the sets and gpu-expand's keys are rank-coded.
+// (u, v), the sets and gpu-expand's keys are rank-coded; over several
+// contexts, the lattice merges the finest cells by sorting them too.
 TEST(CubeGpu, WideKeysEqualCpuSequential) {
   const table::Table facts = test::wide_table(3000, 3);
+  std::vector<std::vector<int>> lists = context_lists();
+  lists.insert(lists.begin(), std::vector<int>{});
   for (const std::string& sets : test::wide_sets()) {
     const PreparedCube prepared(facts, test::wide_spec(sets, facts));
     const CubeResult want = prepared.build(with(Algorithm::CpuSequential));
     for (Algorithm a : kGpuAlgorithms)
-      EXPECT_EQ(compare_results(want.table, prepared.build(with(a)).table), "") << algorithm_name(a) << ", sets " << sets;
+      for (const std::vector<int>& devices : lists) {
+        BuildOptions o = with(a);
+        o.devices = devices;
+        EXPECT_EQ(compare_results(want.table, prepared.build(o).table), "")
+            << algorithm_name(a) << ", sets " << sets << ", " << contexts_text(devices);
+      }
   }
 }
 
-// Several contexts (here two and three on GPU 0): the rows in slices, a
-// part each, merged on the host, as over several GPUs.
+// Several contexts: the rows in slices, a part each, merged (gpu-lattice's
+// finest cells on the first context's GPU, the others' sets on the host),
+// as over several GPUs.
 TEST(CubeGpu, SlicesOverSeveralContextsMergeIntoTheSameCube) {
   for (std::size_t rows : {0, 2, 5000, 100000})
     for (bool sorted : {false, true}) {
@@ -62,11 +88,11 @@ TEST(CubeGpu, SlicesOverSeveralContextsMergeIntoTheSameCube) {
         const PreparedCube prepared(facts, test::make_spec(c, facts));
         const CubeResult want = prepared.build(with(Algorithm::CpuSequential));
         for (Algorithm a : kGpuAlgorithms)
-          for (const std::vector<int>& devices : {std::vector<int>{0, 0}, std::vector<int>{0, 0, 0}}) {
+          for (const std::vector<int>& devices : context_lists()) {
             BuildOptions o = with(a);
             o.devices = devices;
             EXPECT_EQ(compare_results(want.table, prepared.build(o).table), "")
-                << algorithm_name(a) << ", " << c.name << ", " << rows << " rows, " << devices.size() << " contexts"
+                << algorithm_name(a) << ", " << c.name << ", " << rows << " rows, " << contexts_text(devices)
                 << (sorted ? ", sorted" : "");
           }
       }

@@ -24,4 +24,19 @@ void DeviceContext::memory_info(size_t& free, size_t& total) const {
   GPUOLAP_CUDA_CHECK(cudaMemGetInfo(&free, &total));
 }
 
+bool DeviceContext::reach_peer(int peer) const {
+  if (peer == device_) return true;
+  int can = 0;
+  GPUOLAP_CUDA_CHECK(cudaDeviceCanAccessPeer(&can, device_, peer));
+  if (!can) return false;
+  bind();
+  const cudaError_t e = cudaDeviceEnablePeerAccess(peer, 0);
+  if (e == cudaErrorPeerAccessAlreadyEnabled) {
+    cudaGetLastError();  // not an error: enabled by an earlier call; clear it
+    return true;
+  }
+  GPUOLAP_CUDA_CHECK(e);
+  return true;
+}
+
 }  // namespace gpuolap::gpu

@@ -44,6 +44,11 @@ class DeviceContext {
   // Free and total device memory of this GPU.
   void memory_info(size_t& free, size_t& total) const;
 
+  // Lets kernels and copies on this GPU reach `peer`'s memory directly
+  // (NVLink or PCIe peer to peer), once per pair; false where the GPUs
+  // cannot, and then cudaMemcpyPeerAsync still works, through the host.
+  bool reach_peer(int peer) const;
+
  private:
   int device_ = 0;
   cudaDeviceProp props_{};
