@@ -64,6 +64,9 @@ def main():
     ap.add_argument("--lineitem", type=float, help="also the lineitem table at this scale factor, CUBE of 4 and 6 columns")
     ap.add_argument("--lineitem-algorithms", default="cpu-partitioned,gpu-sorted,gpu-lattice,gpu-expand")
     ap.add_argument("--bandwidth", type=float, help="the GPU's measured streaming read, TB/s (for the floor)")
+    ap.add_argument("--gpus", default="1", help="GPU counts for the gpu algorithms: 1,2,4 builds each over GPUs 0..n-1 "
+                    "(--devices), the rows cut into a slice per GPU")
+    ap.add_argument("--skip-cpu", action="store_true", help="no cpu-sequential or cpu-partitioned rows")
     args = ap.parse_args()
     results = []
     if args.lineitem:
@@ -84,8 +87,12 @@ def main():
                     runs.append((algorithm, 0))
             if scale <= args.sequential_max_scale:
                 runs.insert(0, ("cpu-sequential", 1))
-            gpu_runs = [(a, t, True) for a, t in runs if a.startswith("gpu-")]
-            for algorithm, threads, *not_resident in runs + gpu_runs:
+            if args.skip_cpu:
+                runs = [(a, t) for a, t in runs if a.startswith("gpu-")]
+            counts = [int(n) for n in args.gpus.split(",")]
+            runs = [(a, t, False, n) for a, t in runs for n in (counts if a.startswith("gpu-") else [1])]
+            gpu_runs = [(a, t, True, n) for a, t, _, n in runs if a.startswith("gpu-")]
+            for algorithm, threads, not_resident, gpus in runs + gpu_runs:
                 cmd = [args.gpuolap, "cube", "build", "--db", db, "--table", table, "--dims", DIMS, "--measure", MEASURE,
                        "--algorithm", algorithm, "--repeat", str(args.repeat if algorithm != "cpu-sequential" else 2),
                        "--timing", "--out", "cube_out"]
@@ -93,9 +100,11 @@ def main():
                     cmd += ["--threads", str(threads)]
                 if not_resident:
                     cmd.append("--not-resident")
+                if gpus > 1:
+                    cmd += ["--devices", ",".join(str(d) for d in range(gpus))]
                 p = subprocess.run(cmd, capture_output=True, text=True)
                 row = {"scale": scale, "rows": round(25_000_000 * scale), "table": table, "algorithm": algorithm,
-                       "threads": threads, "resident": not not_resident}
+                       "threads": threads, "resident": not not_resident, "gpus": gpus}
                 if p.returncode != 0:
                     row["error"] = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else f"exit {p.returncode}"
                 else:
@@ -109,6 +118,9 @@ def main():
         with open(args.json, "w") as f:
             json.dump(results, f, indent=1)
     print_table(results, args.bandwidth)
+    if any(r.get("gpus", 1) > 1 for r in results):
+        print()
+        print_gpus_table(results)
 
 
 # The lineitem table's CUBE over 4 and 6 columns: the lattice against a
@@ -172,6 +184,39 @@ def kernels(stages):
                and name not in ("transfers", "kernels (on the GPU, without transfers)"))
 
 
+GPU_WALL = "GPU build, all contexts (host clock)"
+
+
+def print_gpus_table(results):
+    """The gpu rows over 1, 2, 4 ... GPUs: the GPU part of the last build by
+    the host's clock (contexts overlap, so their stages do not add up), its
+    speed-up over one GPU, the merge's stages, and the whole command."""
+    print("| rows | table | algorithm | resident | GPUs | GPU build ms | × over 1 GPU | upload ms (slowest GPU) | "
+          "merge ms (GPU to GPU + merge, or host) | result table ms | runs 2..N wall ms |")
+    print("|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    one = {}
+    for r in results:
+        if not r["algorithm"].startswith("gpu-"):
+            continue
+        if "error" in r:
+            print(f"| {r['rows']:,} | {r['table']} | {r['algorithm']} | | {r.get('gpus', 1)} | error: {r['error']} ||||||")
+            continue
+        last = r.get("last") or {}
+        build = last.get(GPU_WALL)
+        key = (r["rows"], r["table"], r["algorithm"], r["resident"])
+        if r.get("gpus", 1) == 1:
+            one[key] = build
+        base = one.get(key)
+        uploads = [ms for name, ms in last.items() if name.endswith("upload (host to device)")]
+        merge = sum(ms for name, ms in last.items()
+                    if "other contexts" in name or "merge of" in name)
+        fmt = lambda v: "" if v is None else f"{v:.3f}"
+        print(f"| {r['rows']:,} | {r['table']} | {r['algorithm']} | {'yes' if r['resident'] else 'no'} | {r.get('gpus', 1)} | "
+              f"{fmt(build)} | {f'{base / build:.2f}' if base and build else ''} | {fmt(max(uploads) if uploads else None)} | "
+              f"{fmt(merge if r.get('gpus', 1) > 1 else None)} | {fmt(last.get('result table (host)'))} | "
+              f"{fmt(r.get('wall_last'))} |")
+
+
 def print_table(results, bandwidth=None):
     """Runs 2..N: the table resident on the GPU, or uploaded each run (not resident)."""
     print("| rows | table | algorithm | threads | resident | cells | run 1 wall ms | runs 2..N wall ms | "
@@ -179,6 +224,8 @@ def print_table(results, bandwidth=None):
     print("|---:|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     fmt = lambda v, p=3: "" if v is None else f"{v:.{p}f}"
     for r in results:
+        if r.get("gpus", 1) > 1:
+            continue  # in print_gpus_table: the contexts' stages overlap
         if "error" in r:
             print(f"| {r['rows'] or 0:,} | {r['table']} | {r['algorithm']} | {r['threads'] or ''} | | error: {r['error']} |||||||||")
             continue
