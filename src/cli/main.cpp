@@ -349,7 +349,8 @@ int main(int argc, char** argv) {
   cb->add_option("--threads", cube_build.threads, "cpu-partitioned's threads (0: all cores)")->capture_default_str();
   cb->add_option("--device", cube_build.device, "GPU to run on (-1: the first)")->capture_default_str();
   cb->add_option("--devices", cube_build.devices,
-                 "GPU contexts, e.g. 0,1 or 0,0 (two on one GPU): the rows in as many slices, a cube each, merged")
+                 "GPU contexts, e.g. 0,1 or 0,0 (two on one GPU): the rows in as many slices, built at once and merged "
+                 "(gpu-lattice on the first GPU, the others on the host)")
       ->delimiter(',');
   cb->add_option("--repeat", cube_build.repeat,
                  "Build N times from the table coded once (a GPU keeps it resident after run 1); --timing prints run 1's "
