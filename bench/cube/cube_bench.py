@@ -65,7 +65,7 @@ def main():
     ap.add_argument("--lineitem-algorithms", default="cpu-partitioned,gpu-sorted,gpu-lattice,gpu-expand")
     ap.add_argument("--bandwidth", type=float, help="the GPU's measured streaming read, TB/s (for the floor)")
     ap.add_argument("--gpus", default="1", help="GPU counts for the gpu algorithms: 1,2,4 builds each over GPUs 0..n-1 "
-                    "(--devices), the rows cut into a slice per GPU")
+                    "(--gpus), the rows cut into a slice per GPU")
     ap.add_argument("--skip-cpu", action="store_true", help="no cpu-sequential or cpu-partitioned rows")
     args = ap.parse_args()
     results = []
@@ -101,7 +101,7 @@ def main():
                 if not_resident:
                     cmd.append("--not-resident")
                 if gpus > 1:
-                    cmd += ["--devices", ",".join(str(d) for d in range(gpus))]
+                    cmd += ["--gpus", ",".join(str(d) for d in range(gpus))]
                 p = subprocess.run(cmd, capture_output=True, text=True)
                 row = {"scale": scale, "rows": round(25_000_000 * scale), "table": table, "algorithm": algorithm,
                        "threads": threads, "resident": not not_resident, "gpus": gpus}

@@ -141,7 +141,7 @@ struct CubeBuildOptions {
   std::string db, table, dims, sets, measure, algorithm = "auto", out;
   int threads = 0;
   int device = -1;
-  std::vector<int> devices;
+  GpuSet gpus;  // several: the rows in a slice per GPU
   int repeat = 1;
   bool timing = false, selfcheck = false, not_resident = false;
 };

@@ -89,7 +89,18 @@ int run_cube_build(const CubeBuildOptions& o) {
   if (o.algorithm != "auto") options.algorithm = cube::parse_algorithm(o.algorithm);
   options.threads = o.threads;
   options.device = o.device;
-  options.devices = o.devices;
+  if (!o.gpus.unset() && !o.selfcheck) {
+    if (options.algorithm && !cube::runs_on_gpu(*options.algorithm))
+      throw InputError(fmt::format("--gpus {}: {} runs on the CPU (--gpus is for the gpu algorithms)",
+                                   gpu_set_name(o.gpus), cube::algorithm_name(*options.algorithm)));
+    if (!cube::gpu_available())
+      throw InputError(fmt::format("--gpus {}: this machine has no GPU that gpuolap can use", gpu_set_name(o.gpus)));
+  }
+  if (o.gpus.all) {
+    for (int d = 0; d < cube::gpu_count(); ++d) options.devices.push_back(d);
+  } else {
+    options.devices = o.gpus.devices;
+  }
   options.timing = o.timing;
   options.keep_resident = !o.not_resident;
   if (o.selfcheck) return selfcheck(prepared, options);

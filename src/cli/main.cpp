@@ -348,10 +348,11 @@ int main(int argc, char** argv) {
   cb->add_option("--out", cube_build.out, "Store the cells as this table of the database instead of printing them");
   cb->add_option("--threads", cube_build.threads, "cpu-partitioned's threads (0: all cores)")->capture_default_str();
   cb->add_option("--device", cube_build.device, "GPU to run on (-1: the first)")->capture_default_str();
-  cb->add_option("--devices", cube_build.devices,
-                 "GPU contexts, e.g. 0,1 or 0,0 (two on one GPU): the rows in as many slices, built at once and merged "
-                 "(gpu-lattice on the first GPU, the others on the host)")
-      ->delimiter(',');
+  add_named_option(
+      cb, "--gpus", [&](const std::string& text, const std::string& where) { cube_build.gpus = gpuolap::parse_gpu_set(text, where); },
+      "GPUs of a gpu algorithm: the rows cut into a slice per GPU, built at once and merged (gpu-lattice on the first "
+      "GPU, the others on the host); a GPU named twice gets two contexts (unset: --device alone)",
+      "all, or device numbers such as 0,1", "one");
   cb->add_option("--repeat", cube_build.repeat,
                  "Build N times from the table coded once (a GPU keeps it resident after run 1); --timing prints run 1's "
                  "and the last run's stages")

@@ -456,9 +456,17 @@ TEST_F(Cli, CubeBuildAnswersAsGroupingSetsAndRefusesBadInput) {
   expect_input_error("cube build" + db + "--table s --dims 'y' --measure 'count(*)' --out 'no good'",
                      {"is not a table name"});
   expect_input_error("table sort" + db + "--name s --by nope", {"nope"});
-  if (!machine_has_gpu())
+  expect_input_error("cube build" + db + "--table s --dims 'y' --measure 'count(*)' --algorithm cpu-partitioned --gpus 0,1",
+                     {"--gpus 0,1", "cpu-partitioned runs on the CPU"});
+  // A bad --gpus is refused while the command line is parsed (exit 2).
+  const Outcome bad_gpus = run("cube build" + db + "--table s --dims 'y' --measure 'count(*)' --gpus 0,x");
+  EXPECT_EQ(bad_gpus.status, 2);
+  EXPECT_NE(bad_gpus.err.find("'x' is not a device number"), std::string::npos) << bad_gpus.err;
+  if (!machine_has_gpu()) {
     expect_input_error("cube build" + db + "--table s --dims 'y' --measure 'count(*)' --algorithm gpu-lattice",
                        {"gpu-lattice needs"});
+    expect_input_error("cube build" + db + "--table s --dims 'y' --measure 'count(*)' --gpus all", {"has no GPU"});
+  }
 }
 
 }  // namespace
