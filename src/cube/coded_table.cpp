@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <limits>
 
 #include "gpuolap/error.hpp"
@@ -62,9 +63,13 @@ ColumnCoding code_column(const table::Column& c, std::size_t rows, bool rank) {
   ColumnCoding coding;
   coding.source = &c;
   coding.has_null = std::any_of(c.nulls.begin(), c.nulls.end(), [](std::uint8_t b) { return b != 0; });
+  // The values' range, and (doubles) the first rows holding a zero and a
+  // NaN, whose values the decoding prints.
   struct Range {
     std::uint64_t low = std::numeric_limits<std::uint64_t>::max(), high = 0;
+    std::size_t zero_row = std::numeric_limits<std::size_t>::max(), nan_row = std::numeric_limits<std::size_t>::max();
   };
+  const bool doubles = c.type == table::ColumnType::Double;
   const Range range = tbb::parallel_reduce(
       tbb::blocked_range<std::size_t>(0, rows, kGrain), Range{},
       [&](const tbb::blocked_range<std::size_t>& r, Range acc) {
@@ -73,10 +78,15 @@ ColumnCoding code_column(const table::Column& c, std::size_t rows, bool rank) {
           const std::uint64_t w = order_word(c, i);
           acc.low = std::min(acc.low, w);
           acc.high = std::max(acc.high, w);
+          if (doubles && c.doubles[i] == 0.0) acc.zero_row = std::min(acc.zero_row, i);
+          if (doubles && std::isnan(c.doubles[i])) acc.nan_row = std::min(acc.nan_row, i);
         }
         return acc;
       },
-      [](Range a, Range b) { return Range{std::min(a.low, b.low), std::max(a.high, b.high)}; });
+      [](Range a, Range b) {
+        return Range{std::min(a.low, b.low), std::max(a.high, b.high), std::min(a.zero_row, b.zero_row),
+                     std::min(a.nan_row, b.nan_row)};
+      });
   const bool any_value = range.low <= range.high;
   const std::uint64_t span = any_value ? range.high - range.low : 0;
   coding.ranked = rank || c.type == table::ColumnType::Double || span >= 2 * static_cast<std::uint64_t>(rows) + 64;
@@ -95,6 +105,10 @@ ColumnCoding code_column(const table::Column& c, std::size_t rows, bool rank) {
     words.erase(std::unique(words.begin(), words.end()), words.end());
     coding.distinct = std::move(words);
     values = coding.distinct.size();
+  }
+  if (c.type == table::ColumnType::Double) {
+    coding.zero = range.zero_row < rows ? c.doubles[range.zero_row] : 0.0;
+    coding.nan = range.nan_row < rows ? c.doubles[range.nan_row] : std::numeric_limits<double>::quiet_NaN();
   }
   coding.radix = values + (coding.has_null ? 1 : 0);
   if (coding.radix == 0) coding.radix = 1;  // no rows
@@ -137,8 +151,10 @@ void decode_into(const ColumnCoding& coding, std::uint64_t code, table::Column& 
   const std::uint64_t word = coding.ranked ? coding.distinct[code - null_slot]
                                            : groupby::order_bits(coding.min + static_cast<std::int64_t>(code - null_slot));
   if (out.type == table::ColumnType::Int64) out.int64s[i] = groupby::int_of_order_bits(word);
-  else if (out.type == table::ColumnType::Double) out.doubles[i] = groupby::double_of_order_bits(word);
-  else out.int32s[i] = static_cast<std::int32_t>(groupby::int_of_order_bits(word));
+  else if (out.type == table::ColumnType::Double) {
+    const double d = groupby::double_of_order_bits(word);
+    out.doubles[i] = d == 0.0 ? coding.zero : std::isnan(d) ? coding.nan : d;
+  } else out.int32s[i] = static_cast<std::int32_t>(groupby::int_of_order_bits(word));
 }
 
 table::Column aggregate_column(groupby::ResultColumn r, const std::string& name, const table::Column* source) {

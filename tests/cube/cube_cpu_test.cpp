@@ -3,6 +3,7 @@
 // cpu-sequential, PostgreSQL's empty total, and the errors.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdlib>
 #include <sstream>
 
@@ -148,6 +149,31 @@ TEST(CubeCpu, TheEmptyTotalIsOneRowAsInPostgreSql) {
   EXPECT_EQ(r.table.columns[3].int64s[0], 0);  // count(*)
   EXPECT_TRUE(r.table.columns[4].is_null(0));  // sum(x)
   EXPECT_TRUE(r.table.columns[5].is_null(0));  // min(z)
+}
+
+// One code stands for +0.0 and -0.0; a column whose zeros are all -0.0
+// prints its zero group as -0, as SQL's GROUP BY (and DuckDB) do.
+TEST(CubeCpu, AColumnOfNegativeZerosPrintsMinusZero) {
+  table::Table facts;
+  facts.name = "facts";
+  table::Column g, v;
+  g.name = "g";
+  g.type = table::ColumnType::Double;
+  g.doubles = {-0.0, 1.5, -0.0};
+  v.name = "v";
+  v.type = table::ColumnType::Int64;
+  v.int64s = {1, 2, 3};
+  facts.columns = {g, v};
+  for (table::Column& c : facts.columns) c.nulls.assign(3, 0);
+  CubeSpec spec = parse_dims("g");
+  parse_measures("sum(v)", spec, facts);
+  for (Algorithm a : {Algorithm::CpuSequential, Algorithm::CpuPartitioned}) {
+    const CubeResult r = build_cube(facts, spec, with(a));
+    ASSERT_EQ(r.table.row_count(), 3u) << algorithm_name(a);  // -0, 1.5, ()
+    EXPECT_EQ(r.table.columns[1].doubles[0], 0.0);
+    EXPECT_TRUE(std::signbit(r.table.columns[1].doubles[0])) << algorithm_name(a);
+    EXPECT_EQ(r.table.columns[2].int64s[0], 4);
+  }
 }
 
 TEST(CubeCpu, RollupsMultiplyIntoSetsFinestFirst) {
