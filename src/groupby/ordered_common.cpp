@@ -208,58 +208,66 @@ KeySlots key_slots(const OrderedInput& input) {
   return k;
 }
 
-ResultColumn finish_aggregate(const OrderedInput& input, std::size_t a, const AggregateSlot& slot, std::size_t groups,
-                              const std::uint64_t* bits, const std::uint64_t* high, const std::uint64_t* count) {
-  ResultColumn out;
-  out.type = aggregate_type(input, input.aggregates[a]);
+std::size_t finish_aggregate_into(const AggregateSlot& slot, std::size_t groups, const std::uint64_t* bits,
+                                  const std::uint64_t* high, const std::uint64_t* count, ResultColumn& out,
+                                  std::size_t at) {
   const bool may_be_null = slot.keeps_count && count;
-  if (may_be_null) out.nulls.assign(groups, 0);
-  if (out.type == ValueType::Double) out.doubles.resize(groups);
-  else out.ints.resize(groups);
   // In parallel over blocks of groups (2^28 groups took seconds serially);
   // an overflow names the first group it is found in, as serially.
   std::atomic<std::size_t> overflow{groups};
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, groups, 1 << 16), [&](const tbb::blocked_range<std::size_t>& range) {
     for (std::size_t g = range.begin(); g < range.end(); ++g) {
+      const std::size_t o = at + g;
       if (may_be_null && slot.kind != AggregateKind::Count && slot.kind != AggregateKind::CountStar && count[g] == 0) {
-        out.nulls[g] = 1;
+        out.nulls[o] = 1;
         continue;
       }
       switch (slot.kind) {
         case AggregateKind::CountStar:
         case AggregateKind::Count:
-          out.ints[g] = static_cast<std::int64_t>(bits[g]);
+          out.ints[o] = static_cast<std::int64_t>(bits[g]);
           break;
         case AggregateKind::Min:
         case AggregateKind::Max:
-          if (slot.type == ValueType::Double) out.doubles[g] = double_of_order_bits(bits[g]);
-          else out.ints[g] = int_of_order_bits(bits[g]);
+          if (slot.type == ValueType::Double) out.doubles[o] = double_of_order_bits(bits[g]);
+          else out.ints[o] = int_of_order_bits(bits[g]);
           break;
         case AggregateKind::Sum:
         case AggregateKind::Avg: {
           if (slot.type == ValueType::Double) {
             const double sum = bits_double(bits[g]);
-            out.doubles[g] = slot.kind == AggregateKind::Sum ? sum : sum / static_cast<double>(count[g]);
+            out.doubles[o] = slot.kind == AggregateKind::Sum ? sum : sum / static_cast<double>(count[g]);
             break;
           }
           const __int128 sum = static_cast<__int128>((static_cast<unsigned __int128>(high[g]) << 64) | bits[g]);
           if (slot.kind == AggregateKind::Avg) {
-            out.doubles[g] = static_cast<double>(sum) / static_cast<double>(count[g]);
+            out.doubles[o] = static_cast<double>(sum) / static_cast<double>(count[g]);
           } else if (sum > INT64_MAX || sum < INT64_MIN) {
             std::size_t seen = overflow.load();
             while (g < seen && !overflow.compare_exchange_weak(seen, g)) {
             }
           } else {
-            out.ints[g] = static_cast<std::int64_t>(sum);
+            out.ints[o] = static_cast<std::int64_t>(sum);
           }
           break;
         }
       }
     }
   });
-  if (overflow.load() < groups)
+  return overflow.load();
+}
+
+ResultColumn finish_aggregate(const OrderedInput& input, std::size_t a, const AggregateSlot& slot, std::size_t groups,
+                              const std::uint64_t* bits, const std::uint64_t* high, const std::uint64_t* count) {
+  ResultColumn out;
+  out.type = aggregate_type(input, input.aggregates[a]);
+  if (slot.keeps_count && count) out.nulls.assign(groups, 0);
+  if (out.type == ValueType::Double) out.doubles.resize(groups);
+  else out.ints.resize(groups);
+  const std::size_t overflow = finish_aggregate_into(slot, groups, bits, high, count, out, 0);
+  if (overflow < groups)
     throw InputError(fmt::format("{} of group {} leaves the int64 range", aggregate_label(input, input.aggregates[a]),
-                                 overflow.load() + 1));
+                                 overflow + 1));
   return out;
 }
 

@@ -23,6 +23,14 @@ KeySlots key_slots(const OrderedInput& input);
 // and the group.
 ResultColumn finish_aggregate(const OrderedInput& input, std::size_t a, const AggregateSlot& slot, std::size_t groups,
                               const std::uint64_t* bits, const std::uint64_t* high, const std::uint64_t* count);
+// finish_aggregate's values of `groups` groups written at rows [at, at +
+// groups) of `out`, already sized: values of aggregate_type, and `nulls`
+// where the slot keeps a count (and `count` is given). Returns the first
+// group (counted from 0) whose integer sum leaves int64, or `groups`; the
+// caller names it. The cube fills one column from many sets' cells so.
+std::size_t finish_aggregate_into(const AggregateSlot& slot, std::size_t groups, const std::uint64_t* bits,
+                                  const std::uint64_t* high, const std::uint64_t* count, ResultColumn& out,
+                                  std::size_t at);
 
 // A key's result column: the key of each group, gathered from `values`
 // (elements of the key's type, one per group) and `nulls` (one byte per

@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <sstream>
 
 #include "cube/coded_table.hpp"
@@ -173,6 +174,33 @@ TEST(CubeCpu, AColumnOfNegativeZerosPrintsMinusZero) {
     EXPECT_EQ(r.table.columns[1].doubles[0], 0.0);
     EXPECT_TRUE(std::signbit(r.table.columns[1].doubles[0])) << algorithm_name(a);
     EXPECT_EQ(r.table.columns[2].int64s[0], 4);
+  }
+}
+
+// Integer sums are exact in 128 bits; one that leaves int64 is an error
+// naming the aggregate, the cube's row and its set.
+TEST(CubeCpu, AnIntegerSumOutsideInt64NamesItsCell) {
+  table::Table facts;
+  facts.name = "facts";
+  table::Column g, v;
+  g.name = "g";
+  g.type = table::ColumnType::Int64;
+  g.int64s = {1, 2, 2};
+  v.name = "v";
+  v.type = table::ColumnType::Int64;
+  v.int64s = {5, std::numeric_limits<std::int64_t>::max(), 1};
+  facts.columns = {g, v};
+  for (table::Column& c : facts.columns) c.nulls.assign(3, 0);
+  CubeSpec spec = parse_dims("g");
+  parse_measures("sum(v)", spec, facts);
+  for (Algorithm a : {Algorithm::CpuSequential, Algorithm::CpuPartitioned}) {
+    try {
+      build_cube(facts, spec, with(a));
+      ADD_FAILURE() << algorithm_name(a) << ": no error";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("sum(v) of the cell in row 2 of the cube (set (g))"), std::string::npos)
+          << e.what();
+    }
   }
 }
 
