@@ -14,7 +14,7 @@ std::pair<Algorithm, std::string> choose_algorithm(const CubeSpec& spec, const B
     return {Algorithm::CpuPartitioned,
             options.threads == 1 ? "no GPU; the partition plan of the rows sorted by intersection, on the one thread asked for"
                                  : "no GPU; the rows sorted by intersection and cut at intersection borders, a range per "
-                                   "thread, then every coarser set from the finest cells"};
+                                   "thread, then each coarser set from its smallest computed parent"};
   return {Algorithm::GpuLattice,
           fmt::format("a GPU: the rows read once for the finest set, each of the {} sets then from its smallest computed "
                       "parent's cells",

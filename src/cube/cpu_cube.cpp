@@ -1,5 +1,7 @@
 // The CPU forms of cube creation: the paper's sequential algorithm (fig. 1)
-// and its parallel one over a partition plan of the sorted input (fig. 4).
+// and its parallel one over a partition plan of the sorted input (fig. 4),
+// whose coarser sets come from the lattice (each from its smallest computed
+// parent).
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
@@ -131,6 +133,26 @@ SetCells derive_from_finest(const CodedTable& coded, const FinestCells& finest, 
   return set.finish();
 }
 
+// Set `mask`'s cells from those of a computed set that contains it
+// (`parent`, of set `parent_mask`): each parent cell's states merged into
+// the cell of its projected key.
+SetCells derive_from_set(const CodedTable& coded, const SetCells& parent, SetMask parent_mask, SetMask mask) {
+  SetAccumulator set(coded, mask, parent.keys.size());
+  const Projection p = projection(coded, layout_of(coded, parent_mask), set.layout());
+  const std::size_t aggregates = coded.slots.size();
+  for (std::size_t c = 0; c < parent.keys.size(); ++c) {
+    AggregateState* s = set.cell(p(parent.keys[c]));
+    for (std::size_t a = 0; a < aggregates; ++a) {
+      AggregateState cell;
+      cell.bits = parent.bits[a][c];
+      cell.high = parent.high[a].empty() ? 0 : parent.high[a][c];
+      cell.count = parent.count[a].empty() ? 0 : parent.count[a][c];
+      groupby::merge_state(coded.slots[a], s[a], cell);
+    }
+  }
+  return set.finish();
+}
+
 // The rows in the order of their keys (and the keys so sorted), rows of
 // equal keys in row order: a least-significant-digit radix sort over the
 // keys' significant bits, 8 a pass, each pass counting digits per block of
@@ -229,12 +251,40 @@ std::vector<SetCells> build_cpu_partitioned(const CodedTable& coded, const CubeS
       finest.states.insert(finest.states.end(), r.states.begin(), r.states.end());
     }
 
-    // The requested sets from the finest cells, a task each.
-    clock.start("sets from the finest cells");
-    tbb::parallel_for(std::size_t{0}, spec.sets.size(), [&](std::size_t s) {
-      if (spec.sets[s] == coded.finest.mask) out[s] = cells_from_states(coded, finest.keys, finest.states);
-      else out[s] = derive_from_finest(coded, finest, spec.sets[s]);
+    // Each requested set from the computed set with the fewest cells that
+    // contains it (the lattice): the finest cells, or a set made before it.
+    // Sets go by falling column count, those of one count at once, a task
+    // each. (From the finest cells alone, the 11 coarser sets of the
+    // sales-flat cube read 11 x 1.42 M cells; from their parents, fewer
+    // than a third of that.)
+    clock.start("sets from their smallest computed parents");
+    struct Computed {
+      SetMask mask;
+      const SetCells* cells;  // null: the finest cells
+      std::size_t size;
+    };
+    std::vector<Computed> computed{{coded.finest.mask, nullptr, finest.keys.size()}};
+    std::vector<std::size_t> by_columns(spec.sets.size());
+    std::iota(by_columns.begin(), by_columns.end(), 0);
+    std::stable_sort(by_columns.begin(), by_columns.end(), [&](std::size_t a, std::size_t b) {
+      return std::popcount(spec.sets[a]) > std::popcount(spec.sets[b]);
     });
+    for (std::size_t begin = 0; begin < by_columns.size();) {
+      std::size_t end = begin;
+      while (end < by_columns.size() && std::popcount(spec.sets[by_columns[end]]) == std::popcount(spec.sets[by_columns[begin]])) ++end;
+      tbb::parallel_for(begin, end, [&](std::size_t k) {
+        const std::size_t s = by_columns[k];
+        const SetMask mask = spec.sets[s];
+        const Computed* parent = nullptr;
+        for (const Computed& c : computed)
+          if ((c.mask & mask) == mask && (!parent || c.size < parent->size)) parent = &c;
+        if (parent->mask == mask) out[s] = cells_from_states(coded, finest.keys, finest.states);
+        else if (!parent->cells) out[s] = derive_from_finest(coded, finest, mask);
+        else out[s] = derive_from_set(coded, *parent->cells, parent->mask, mask);
+      });
+      for (std::size_t k = begin; k < end; ++k) computed.push_back({spec.sets[by_columns[k]], &out[by_columns[k]], out[by_columns[k]].keys.size()});
+      begin = end;
+    }
   });
   return out;
 }
