@@ -13,8 +13,8 @@ std::pair<Algorithm, std::string> choose_algorithm(const CubeSpec& spec, const B
   if (!gpu_available())
     return {Algorithm::CpuPartitioned,
             options.threads == 1 ? "no GPU; the partition plan of the rows sorted by intersection, on the one thread asked for"
-                                 : "no GPU; the rows sorted by intersection and cut at intersection borders, a range per "
-                                   "thread, then each coarser set from its smallest computed parent"};
+                                 : "no GPU; the rows cut at intersection borders (sorted, or scattered into key ranges), a "
+                                   "range per task, then each coarser set from its smallest computed parent"};
   return {Algorithm::GpuLattice,
           fmt::format("a GPU: the rows read once for the finest set, each of the {} sets then from its smallest computed "
                       "parent's cells",
