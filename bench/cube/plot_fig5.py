@@ -26,13 +26,17 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("json")
     ap.add_argument("--table", default="sales_sorted")
-    ap.add_argument("--bandwidth", type=float, required=True, help="TB/s")
+    ap.add_argument("--bandwidth", type=float, help="TB/s (for the GPU panel's floor; no GPU rows: no GPU panel)")
     ap.add_argument("--title", default="")
     ap.add_argument("--out", required=True)
     args = ap.parse_args()
     rows = [r for r in json.load(open(args.json)) if "error" not in r and r.get("resident", True)
             and (r["table"] == args.table or r["algorithm"].startswith("DuckDB"))]
-    fig, (left, right) = plt.subplots(1, 2, figsize=(13, 5))
+    gpu = any(r["algorithm"].startswith("gpu-") for r in rows)
+    if gpu and args.bandwidth is None:
+        ap.error("--bandwidth is needed for the GPU rows' floor")
+    fig, axes = plt.subplots(1, 2 if gpu else 1, figsize=(13 if gpu else 7, 5), squeeze=False)
+    left, right = axes[0][0], axes[0][1] if gpu else None
     series = {}
     for r in rows:
         label = r["algorithm"] + (f", {r['threads']} threads" if r["algorithm"] == "cpu-partitioned" else "")
@@ -45,9 +49,12 @@ def main():
         if label.startswith("gpu-"):
             right.plot(x, [kernels(r["last"]) for r in rs], marker="o", label=label)
     xs = sorted({r["rows"] for r in rows})
-    right.plot([x / 1e6 for x in xs], [x * 16 / (args.bandwidth * 1e12) * 1e3 for x in xs], "k:",
-               label=f"floor: 16 B a row at {args.bandwidth} TB/s")
-    for ax, title in ((left, "whole build (wall, table resident)"), (right, "GPU kernels (no transfers)")):
+    panels = [(left, "whole build (wall, table resident)")]
+    if gpu:
+        right.plot([x / 1e6 for x in xs], [x * 16 / (args.bandwidth * 1e12) * 1e3 for x in xs], "k:",
+                   label=f"floor: 16 B a row at {args.bandwidth} TB/s")
+        panels.append((right, "GPU kernels (no transfers)"))
+    for ax, title in panels:
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("rows (millions)")
