@@ -154,18 +154,25 @@ TEST(CubeCpu, TheEmptyTotalIsOneRowAsInPostgreSql) {
 
 // One code stands for +0.0 and -0.0; a column whose zeros are all -0.0
 // prints its zero group as -0, as SQL's GROUP BY (and DuckDB) do.
-TEST(CubeCpu, AColumnOfNegativeZerosPrintsMinusZero) {
+// A table "facts" of a grouping column g and an int64 measure v, no NULLs.
+table::Table g_and_v(table::Column g, std::vector<std::int64_t> v) {
   table::Table facts;
   facts.name = "facts";
-  table::Column g, v;
   g.name = "g";
+  table::Column values;
+  values.name = "v";
+  values.type = table::ColumnType::Int64;
+  values.int64s = std::move(v);
+  facts.columns = {std::move(g), std::move(values)};
+  for (table::Column& c : facts.columns) c.nulls.assign(facts.columns[1].int64s.size(), 0);
+  return facts;
+}
+
+TEST(CubeCpu, AColumnOfNegativeZerosPrintsMinusZero) {
+  table::Column g;
   g.type = table::ColumnType::Double;
   g.doubles = {-0.0, 1.5, -0.0};
-  v.name = "v";
-  v.type = table::ColumnType::Int64;
-  v.int64s = {1, 2, 3};
-  facts.columns = {g, v};
-  for (table::Column& c : facts.columns) c.nulls.assign(3, 0);
+  const table::Table facts = g_and_v(g, {1, 2, 3});
   CubeSpec spec = parse_dims("g");
   parse_measures("sum(v)", spec, facts);
   for (Algorithm a : {Algorithm::CpuSequential, Algorithm::CpuPartitioned}) {
@@ -180,17 +187,10 @@ TEST(CubeCpu, AColumnOfNegativeZerosPrintsMinusZero) {
 // Integer sums are exact in 128 bits; one that leaves int64 is an error
 // naming the aggregate, the cube's row and its set.
 TEST(CubeCpu, AnIntegerSumOutsideInt64NamesItsCell) {
-  table::Table facts;
-  facts.name = "facts";
-  table::Column g, v;
-  g.name = "g";
+  table::Column g;
   g.type = table::ColumnType::Int64;
   g.int64s = {1, 2, 2};
-  v.name = "v";
-  v.type = table::ColumnType::Int64;
-  v.int64s = {5, std::numeric_limits<std::int64_t>::max(), 1};
-  facts.columns = {g, v};
-  for (table::Column& c : facts.columns) c.nulls.assign(3, 0);
+  const table::Table facts = g_and_v(g, {5, std::numeric_limits<std::int64_t>::max(), 1});
   CubeSpec spec = parse_dims("g");
   parse_measures("sum(v)", spec, facts);
   for (Algorithm a : {Algorithm::CpuSequential, Algorithm::CpuPartitioned}) {
