@@ -282,8 +282,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   sq->add_option("--grouping-sets", sql.grouping_sets,
                  "Grouping sets: per-set (each from the rows), lattice (the finest from the rows, each other from its "
-                 "smallest computed parent) or auto (the lattice for several sets)")
-      ->check(CLI::IsMember({"per-set", "lattice", "auto"}))
+                 "smallest computed parent), cube (cpu-parallel: the full-cube operator's cpu-partitioned) or auto "
+                 "(cpu-parallel: cube for several sets of one table's columns, else the lattice for several sets)")
+      ->check(CLI::IsMember({"per-set", "lattice", "cube", "auto"}))
       ->capture_default_str();
   sq->add_option("--format", sql.format, "csv, json or table")
       ->check(CLI::IsMember({"csv", "json", "table"}))

@@ -21,7 +21,7 @@ class SqlApi {
   SqlApi(table::Database database, std::uint64_t max_rows) : tables_(std::move(database)), max_rows_(max_rows) {}
 
   // {"sql": text, "engine"?: "cpu-serial"|"cpu-parallel" (default cpu-parallel),
-  //  "grouping_sets"?: "per-set"|"lattice"|"auto"}: the result in `format`.
+  //  "grouping_sets"?: "per-set"|"lattice"|"cube"|"auto"}: the result in `format`.
   // Bad SQL and everything `gpuolap sql` refuses are InputErrors.
   std::string run(const nlohmann::json& request, sql::ResultFormat format) const;
   // The database, its tables (name, rows, columns) and the row limit.

@@ -136,10 +136,15 @@ std::string cube_route_refusal(const LogicalQuery& q) {
   return {};
 }
 
-std::vector<std::string> cube_route_plan(const LogicalQuery& q) {
+std::vector<std::string> cube_route_plan(const LogicalQuery& q, cube::Algorithm algorithm) {
   const cube::CubeSpec spec = spec_of(q);
-  std::vector<std::string> lines{"cube operator (src/cube/) over " + q.tables[0].name + ", on the GPU: gpu-lattice — the rows read once for "
-                                 "the finest set, each other set from its smallest computed parent"};
+  std::vector<std::string> lines{
+      "cube operator (src/cube/) over " + q.tables[0].name +
+      (algorithm == cube::Algorithm::GpuLattice
+           ? ", on the GPU: gpu-lattice — the rows read once for the finest set, each other set from its smallest "
+             "computed parent"
+           : ", on the CPU: cpu-partitioned — the keys coded densely once, the rows cut at intersection borders (sorted "
+             "or scattered into key ranges), a range per task, each other set from its smallest computed parent")};
   std::string sets;
   for (cube::SetMask s : spec.sets) sets += (sets.empty() ? "" : ", ") + cube::set_text(spec, s);
   lines.push_back("  grouping sets (" + std::to_string(spec.sets.size()) + "): " + sets);
@@ -149,14 +154,16 @@ std::vector<std::string> cube_route_plan(const LogicalQuery& q) {
   return lines;
 }
 
-QueryResult run_cube_route(const LogicalQuery& q, const SourceText& source, const ExecutionLimits& limits) {
+QueryResult run_cube_route(const LogicalQuery& q, cube::Algorithm algorithm, const SourceText& source,
+                           const ExecutionLimits& limits) {
   auto start = std::chrono::steady_clock::now();
   const cube::CubeSpec spec = spec_of(q);
   cube::BuildOptions options;
-  options.algorithm = cube::Algorithm::GpuLattice;
+  options.algorithm = algorithm;
   static PreparedCubes prepared_cubes;
   const cube::CubeResult cells = prepared_cubes.get(q.tables[0].table, spec)->build(options);
-  std::vector<OperatorTiming> timings{{"cube operator (gpu-lattice)", seconds_since(start), cells.table.row_count()}};
+  std::vector<OperatorTiming> timings{
+      {"cube operator (" + std::string(cube::algorithm_name(algorithm)) + ")", seconds_since(start), cells.table.row_count()}};
   if (cells.table.row_count() > limits.max_rows) execution::too_many(limits.max_rows, "groups");
 
   // The cells as the groups of the grouping sets: set of each from its

@@ -37,11 +37,14 @@ enum class AggregationMethod : std::uint8_t { None, Hash, Ordered };
 
 // How the grouping sets are computed: each from the rows (one pass per
 // set), or the lattice: the finest grouping from the rows once, each other
-// set from its smallest already computed parent.
-enum class GroupingSetsMethod : std::uint8_t { PerSet, Lattice };
+// set from its smallest already computed parent. Cube (cpu-parallel only):
+// the whole query's grouping by the full-cube operator's cpu-partitioned
+// (cube_route.hpp), which codes the keys densely once and scatters the rows
+// into key ranges; the planner's methods are not used then.
+enum class GroupingSetsMethod : std::uint8_t { PerSet, Lattice, Cube };
 
 // Gpu: grouping-set aggregations over one table, by the full-cube operator
-// (cube_route.hpp); nothing else.
+// (cube_route.hpp, gpu-lattice); nothing else.
 enum class SqlEngine : std::uint8_t { CpuSerial, CpuParallel, Gpu };
 
 struct PlanOptions {

@@ -33,7 +33,7 @@ QueryResult run(const table::Database& database, std::string_view text, const Sq
 
 // "cpu-serial", "cpu-parallel", "gpu"; another name is an InputError listing them.
 SqlEngine parse_engine(std::string_view name);
-// "per-set", "lattice", "auto" (empty); another name is an InputError.
+// "per-set", "lattice", "cube", "auto" (empty); another name is an InputError.
 std::optional<GroupingSetsMethod> parse_grouping_sets(std::string_view name);
 
 }  // namespace gpuolap::sql

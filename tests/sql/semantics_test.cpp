@@ -266,3 +266,54 @@ TEST(SqlEngines, OrderedParallelRangesStartAtGroupStarts) {
 
 }  // namespace
 }  // namespace gpuolap::testing
+
+namespace gpuolap::testing {
+namespace {
+
+// cpu-parallel's `cube` grouping-sets method (the full-cube operator's
+// cpu-partitioned) gives cpu-serial's answers, HAVING, GROUPING(), ORDER BY
+// and LIMIT included; auto takes it where the lattice would hash a set fed
+// from the rows (a key of scattered values); the queries it cannot take
+// are refused under `cube`, not answered otherwise.
+TEST(SqlEngines, TheCubeMethodAgreesWithCpuSerial) {
+  sql::TablesInMemory t;
+  std::vector<OptInt> a, wide;
+  std::vector<OptString> s;
+  std::vector<OptDouble> x;
+  for (int i = 0; i < 20000; ++i) {
+    a.push_back(i % 7 == 0 ? OptInt() : OptInt(i % 5));
+    wide.push_back(OptInt(static_cast<std::int64_t>(i % 3000) * 1000003));  // too spread for a perfect hash's array
+    s.push_back(i % 11 == 0 ? OptString() : OptString("s" + std::to_string(i % 3)));
+    x.push_back(i % 17 == 0 ? OptDouble() : OptDouble(i * 0.25));  // quarters: sums exact in any order
+  }
+  t.add(make_table("r", {int_column("a", a), int_column("wide", wide), string_column("s", s), double_column("x", x)}));
+  const std::vector<std::string> fitting = {
+      "SELECT a, s, count(*), sum(x), avg(a), min(s), max(x), count(x), GROUPING(a, s) FROM r GROUP BY CUBE (a, s) "
+      "ORDER BY 1, 2, 9",
+      "SELECT a, s, sum(a) FROM r GROUP BY GROUPING SETS ((a), (s), (a, s), ()) HAVING count(*) > 100 ORDER BY 1, 2, 3",
+      "SELECT wide, a, count(*), min(x), GROUPING(wide, a) FROM r GROUP BY ROLLUP (wide, a) ORDER BY 1, 2, 5 LIMIT 40",
+      "SELECT s, max(a) FROM r GROUP BY s ORDER BY 1",
+  };
+  sql::SqlOptions serial, cube, parallel;
+  serial.grouping_sets = sql::GroupingSetsMethod::PerSet;
+  cube.engine = parallel.engine = sql::SqlEngine::CpuParallel;
+  cube.grouping_sets = sql::GroupingSetsMethod::Cube;
+  for (const auto& q : fitting) {
+    const std::string expected = sql::format_result(sql::run(t, q, serial), sql::ResultFormat::Csv);
+    EXPECT_EQ(sql::format_result(sql::run(t, q, cube), sql::ResultFormat::Csv), expected) << q;
+    EXPECT_EQ(sql::format_result(sql::run(t, q, parallel), sql::ResultFormat::Csv), expected) << q;
+  }
+  const auto plan_of = [&](const std::string& q) { return sql::run(t, "EXPLAIN " + q, parallel).plan.front(); };
+  EXPECT_NE(plan_of(fitting[2]).find("cube operator"), std::string::npos) << "auto, a hashed set fed from the rows";
+  EXPECT_EQ(plan_of(fitting[0]).find("cube operator"), std::string::npos) << "auto, every fed set an array";
+  EXPECT_EQ(plan_of(fitting[3]).find("cube operator"), std::string::npos) << "auto, one set";
+  EXPECT_NE(error_of([&] { sql::run(t, "SELECT a, sum(x) FROM r WHERE x > 1 GROUP BY ROLLUP (a)", cube); })
+                .find("this query does not fit: it has a WHERE clause"),
+            std::string::npos);
+  sql::SqlOptions serial_cube = cube;
+  serial_cube.engine = sql::SqlEngine::CpuSerial;
+  EXPECT_NE(error_of([&] { sql::run(t, fitting[0], serial_cube); }).find("runs on --engine cpu-parallel"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gpuolap::testing
