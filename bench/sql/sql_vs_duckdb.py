@@ -148,6 +148,8 @@ def plan_choice(binary, db, text):
             picks.append("ordered" if l.startswith("Aggregate (ordered") else
                          ("perfect hash (ids hashed)" if "hashed" in l.split("set 1:")[-1].split(", set")[0] else "perfect hash")
                          if "perfect hash" in l else "hash")
+        elif l.startswith("cube operator"):
+            picks.append("cube operator (%s)" % ("gpu-lattice" if "gpu-lattice" in l else "cpu-partitioned"))
         elif l.startswith("grouping sets by the lattice"):
             picks.append("lattice")
         elif l.startswith("grouping sets by one pass") and "one grouping set" not in l:
