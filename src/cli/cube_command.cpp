@@ -89,6 +89,9 @@ int run_cube_build(const CubeBuildOptions& o) {
   if (o.algorithm != "auto") options.algorithm = cube::parse_algorithm(o.algorithm);
   options.threads = o.threads;
   options.device = o.device;
+  if (!o.gpus.unset() && o.device >= 0)
+    throw InputError(fmt::format("--device {} and --gpus {}: name the GPUs once (--gpus {} alone)", o.device,
+                                 gpu_set_name(o.gpus), o.device));
   if (!o.gpus.unset() && !o.selfcheck) {
     if (options.algorithm && !cube::runs_on_gpu(*options.algorithm))
       throw InputError(fmt::format("--gpus {}: {} runs on the CPU (--gpus is for the gpu algorithms)",

@@ -12,9 +12,9 @@ namespace gpuolap::cube {
 std::pair<Algorithm, std::string> choose_algorithm(const CubeSpec& spec, const BuildOptions& options) {
   if (!gpu_available())
     return {Algorithm::CpuPartitioned,
-            options.threads == 1 ? "no GPU; the partition plan of the rows sorted by intersection, on the one thread asked for"
-                                 : "no GPU; the rows cut at intersection borders (sorted, or scattered into key ranges), a "
-                                   "range per task, then each coarser set from its smallest computed parent"};
+            std::string("no GPU; the rows cut at intersection borders (sorted, or scattered into key ranges), a range "
+                        "per task, then each coarser set from its smallest computed parent") +
+                (options.threads == 1 ? ", on the one thread asked for" : "")};
   return {Algorithm::GpuLattice,
           fmt::format("a GPU: the rows read once for the finest set, each of the {} sets then from its smallest computed "
                       "parent's cells",

@@ -64,11 +64,10 @@ ColumnCoding code_column(const table::Column& c, std::size_t rows, bool rank) {
   ColumnCoding coding;
   coding.source = &c;
   coding.has_null = std::any_of(c.nulls.begin(), c.nulls.end(), [](std::uint8_t b) { return b != 0; });
-  // The values' range, and (doubles) the first rows holding a zero and a
-  // NaN, whose values the decoding prints.
+  // The values' range, and (doubles) which signs of zero occur.
   struct Range {
     std::uint64_t low = std::numeric_limits<std::uint64_t>::max(), high = 0;
-    std::size_t zero_row = std::numeric_limits<std::size_t>::max(), nan_row = std::numeric_limits<std::size_t>::max();
+    bool positive_zero = false, negative_zero = false;
   };
   const bool doubles = c.type == table::ColumnType::Double;
   const Range range = tbb::parallel_reduce(
@@ -79,14 +78,13 @@ ColumnCoding code_column(const table::Column& c, std::size_t rows, bool rank) {
           const std::uint64_t w = order_word(c, i);
           acc.low = std::min(acc.low, w);
           acc.high = std::max(acc.high, w);
-          if (doubles && c.doubles[i] == 0.0) acc.zero_row = std::min(acc.zero_row, i);
-          if (doubles && std::isnan(c.doubles[i])) acc.nan_row = std::min(acc.nan_row, i);
+          if (doubles && c.doubles[i] == 0.0) (std::signbit(c.doubles[i]) ? acc.negative_zero : acc.positive_zero) = true;
         }
         return acc;
       },
       [](Range a, Range b) {
-        return Range{std::min(a.low, b.low), std::max(a.high, b.high), std::min(a.zero_row, b.zero_row),
-                     std::min(a.nan_row, b.nan_row)};
+        return Range{std::min(a.low, b.low), std::max(a.high, b.high), a.positive_zero || b.positive_zero,
+                     a.negative_zero || b.negative_zero};
       });
   const bool any_value = range.low <= range.high;
   const std::uint64_t span = any_value ? range.high - range.low : 0;
@@ -108,8 +106,7 @@ ColumnCoding code_column(const table::Column& c, std::size_t rows, bool rank) {
     values = coding.distinct.size();
   }
   if (c.type == table::ColumnType::Double) {
-    coding.zero = range.zero_row < rows ? c.doubles[range.zero_row] : 0.0;
-    coding.nan = range.nan_row < rows ? c.doubles[range.nan_row] : std::numeric_limits<double>::quiet_NaN();
+    coding.zero = range.negative_zero && !range.positive_zero ? -0.0 : 0.0;
   }
   coding.radix = values + (coding.has_null ? 1 : 0);
   if (coding.radix == 0) coding.radix = 1;  // no rows
@@ -150,7 +147,7 @@ void decode_into(const ColumnCoding& coding, std::uint64_t code, table::Column& 
   if (out.type == table::ColumnType::Int64) out.int64s[i] = groupby::int_of_order_bits(word);
   else if (out.type == table::ColumnType::Double) {
     const double d = groupby::double_of_order_bits(word);
-    out.doubles[i] = d == 0.0 ? coding.zero : std::isnan(d) ? coding.nan : d;
+    out.doubles[i] = d == 0.0 ? coding.zero : d;
   } else out.int32s[i] = static_cast<std::int32_t>(groupby::int_of_order_bits(word));
 }
 

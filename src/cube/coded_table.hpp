@@ -32,12 +32,13 @@ struct ColumnCoding {
   std::int64_t min = 0;
   std::vector<std::uint64_t> distinct;
   std::uint64_t radix = 1;
-  // A double column's zero and NaN as they are printed: one code stands for
-  // +0.0 and -0.0 (and one for every NaN), and decodes to the column's
-  // first such value, so that a column of -0.0 prints -0 as SQL's GROUP BY
-  // does. (A group holding both zeros prints the column's first one;
-  // PostgreSQL prints the group's first, which depends on its plan.)
-  double zero = 0.0, nan = 0.0;
+  // A double column's zero as it is printed: one code stands for +0.0 and
+  // -0.0 (GROUP BY calls them equal), and decodes to -0.0 where the
+  // column's zeros are all -0.0, as SQL's GROUP BY prints a group of them.
+  // Where both signs occur, every zero group prints 0: PostgreSQL prints a
+  // group's first row's zero, which a group of -0.0 alone would make -0;
+  // this keeps no per-group sign, so it prints no -0 it cannot vouch for.
+  double zero = 0.0;
 };
 
 // Where each kept column's code sits in a set's key: key = sum of code_i *

@@ -458,6 +458,8 @@ TEST_F(Cli, CubeBuildAnswersAsGroupingSetsAndRefusesBadInput) {
   expect_input_error("table sort" + db + "--name s --by nope", {"nope"});
   expect_input_error("cube build" + db + "--table s --dims 'y' --measure 'count(*)' --algorithm cpu-partitioned --gpus 0,1",
                      {"--gpus 0,1", "cpu-partitioned runs on the CPU"});
+  expect_input_error("cube build" + db + "--table s --dims 'y' --measure 'count(*)' --device 0 --gpus 0,1",
+                     {"--device 0 and --gpus 0,1"});
   // A bad --gpus is refused while the command line is parsed (exit 2).
   const Outcome bad_gpus = run("cube build" + db + "--table s --dims 'y' --measure 'count(*)' --gpus 0,x");
   EXPECT_EQ(bad_gpus.status, 2);
