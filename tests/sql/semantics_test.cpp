@@ -272,9 +272,9 @@ namespace {
 
 // cpu-parallel's `cube` grouping-sets method (the full-cube operator's
 // cpu-partitioned) gives cpu-serial's answers, HAVING, GROUPING(), ORDER BY
-// and LIMIT included; auto takes it where the lattice would hash a set fed
-// from the rows (a key of scattered values); the queries it cannot take
-// are refused under `cube`, not answered otherwise.
+// and LIMIT included; auto takes it where the hash aggregation would hash
+// a set fed from the rows (a key of scattered values); the queries it
+// cannot take are refused under `cube`, not answered otherwise.
 TEST(SqlEngines, TheCubeMethodAgreesWithCpuSerial) {
   sql::TablesInMemory t;
   std::vector<OptInt> a, wide;
@@ -306,7 +306,11 @@ TEST(SqlEngines, TheCubeMethodAgreesWithCpuSerial) {
   const auto plan_of = [&](const std::string& q) { return sql::run(t, "EXPLAIN " + q, parallel).plan.front(); };
   EXPECT_NE(plan_of(fitting[2]).find("cube operator"), std::string::npos) << "auto, a hashed set fed from the rows";
   EXPECT_EQ(plan_of(fitting[0]).find("cube operator"), std::string::npos) << "auto, every fed set an array";
-  EXPECT_EQ(plan_of(fitting[3]).find("cube operator"), std::string::npos) << "auto, one set";
+  EXPECT_EQ(plan_of(fitting[3]).find("cube operator"), std::string::npos) << "auto, one set of an array";
+  const std::string wide_alone = "SELECT wide, count(*), sum(x) FROM r GROUP BY wide ORDER BY 1";
+  EXPECT_NE(plan_of(wide_alone).find("cube operator"), std::string::npos) << "auto, one hashed set";
+  EXPECT_EQ(sql::format_result(sql::run(t, wide_alone, parallel), sql::ResultFormat::Csv),
+            sql::format_result(sql::run(t, wide_alone, serial), sql::ResultFormat::Csv));
   EXPECT_NE(error_of([&] { sql::run(t, "SELECT a, sum(x) FROM r WHERE x > 1 GROUP BY ROLLUP (a)", cube); })
                 .find("this query does not fit: it has a WHERE clause"),
             std::string::npos);
