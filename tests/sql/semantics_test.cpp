@@ -3,6 +3,7 @@
 // several rows or none; and the output formats.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <limits>
 
 #include "sql/sql_tables.hpp"
@@ -106,20 +107,27 @@ TEST(SqlSemantics, JsonAndTableOutput) {
 namespace gpuolap::testing {
 namespace {
 
-// Every engine and way of computing grouping sets gives cpu-serial's
-// one-pass-per-set answer (rows sorted: their order is free).
-TEST(SqlEngines, AgreeWithCpuSerialPerSet) {
-  sql::TablesInMemory t;
+// Table r of the engine tests, 20,000 rows: a (small, NULLs), an integer
+// column `second` (its value for row i), s (strings, NULLs), x (quarters:
+// sums exact in any order, NULLs).
+std::shared_ptr<const table::Table> engines_table(const std::string& second, const std::function<OptInt(int)>& value) {
   std::vector<OptInt> a, b;
   std::vector<OptString> s;
   std::vector<OptDouble> x;
   for (int i = 0; i < 20000; ++i) {
     a.push_back(i % 7 == 0 ? OptInt() : OptInt(i % 5));
-    b.push_back(OptInt((i * 7919) % 13));
+    b.push_back(value(i));
     s.push_back(i % 11 == 0 ? OptString() : OptString("s" + std::to_string(i % 3)));
-    x.push_back(i % 17 == 0 ? OptDouble() : OptDouble(i * 0.25));  // quarters: sums exact in any order
+    x.push_back(i % 17 == 0 ? OptDouble() : OptDouble(i * 0.25));
   }
-  t.add(make_table("r", {int_column("a", a), int_column("b", b), string_column("s", s), double_column("x", x)}));
+  return make_table("r", {int_column("a", a), int_column(second, b), string_column("s", s), double_column("x", x)});
+}
+
+// Every engine and way of computing grouping sets gives cpu-serial's
+// one-pass-per-set answer (rows sorted: their order is free).
+TEST(SqlEngines, AgreeWithCpuSerialPerSet) {
+  sql::TablesInMemory t;
+  t.add(engines_table("b", [](int i) { return OptInt((i * 7919) % 13); }));
   const std::vector<std::string> queries = {
       "SELECT a, b, s, count(*), sum(x), avg(b), min(s), max(x), count(DISTINCT b), GROUPING(a, b, s) FROM r "
       "GROUP BY CUBE (a, b, s) ORDER BY 1, 2, 3, 10",
@@ -277,16 +285,8 @@ namespace {
 // cannot take are refused under `cube`, not answered otherwise.
 TEST(SqlEngines, TheCubeMethodAgreesWithCpuSerial) {
   sql::TablesInMemory t;
-  std::vector<OptInt> a, wide;
-  std::vector<OptString> s;
-  std::vector<OptDouble> x;
-  for (int i = 0; i < 20000; ++i) {
-    a.push_back(i % 7 == 0 ? OptInt() : OptInt(i % 5));
-    wide.push_back(OptInt(static_cast<std::int64_t>(i % 3000) * 1000003));  // too spread for a perfect hash's array
-    s.push_back(i % 11 == 0 ? OptString() : OptString("s" + std::to_string(i % 3)));
-    x.push_back(i % 17 == 0 ? OptDouble() : OptDouble(i * 0.25));  // quarters: sums exact in any order
-  }
-  t.add(make_table("r", {int_column("a", a), int_column("wide", wide), string_column("s", s), double_column("x", x)}));
+  // `wide`: too spread for a perfect hash's array.
+  t.add(engines_table("wide", [](int i) { return OptInt(static_cast<std::int64_t>(i % 3000) * 1000003); }));
   const std::vector<std::string> fitting = {
       "SELECT a, s, count(*), sum(x), avg(a), min(s), max(x), count(x), GROUPING(a, s) FROM r GROUP BY CUBE (a, s) "
       "ORDER BY 1, 2, 9",
