@@ -97,6 +97,16 @@ struct FinestCells {
   std::vector<AggregateState> states;
 };
 
+// Cells of consecutive key ranges, one after the other.
+FinestCells concatenate(const std::vector<FinestCells>& parts) {
+  FinestCells out;
+  for (const FinestCells& r : parts) {
+    out.keys.insert(out.keys.end(), r.keys.begin(), r.keys.end());
+    out.states.insert(out.states.end(), r.states.begin(), r.states.end());
+  }
+  return out;
+}
+
 // The rows in key order: `order` (empty: the rows themselves) and their
 // keys in that order.
 struct RowOrder {
@@ -293,12 +303,7 @@ FinestCells finest_by_key_ranges(const CodedTable& coded) {
         }
     }
   });
-  FinestCells finest;
-  for (FinestCells& r : cells) {
-    finest.keys.insert(finest.keys.end(), r.keys.begin(), r.keys.end());
-    finest.states.insert(finest.states.end(), r.states.begin(), r.states.end());
-  }
-  return finest;
+  return concatenate(cells);
 }
 
 // The paper's partition plan (defParallelPlan): the rows sorted by
@@ -323,12 +328,7 @@ FinestCells finest_by_partition_plan(const CodedTable& coded, int concurrency, H
   cuts.push_back(coded.rows);
   std::vector<FinestCells> ranges(parts);
   tbb::parallel_for(std::size_t{0}, parts, [&](std::size_t t) { ranges[t] = aggregate_runs(coded, order, cuts[t], cuts[t + 1]); });
-  FinestCells finest;
-  for (FinestCells& r : ranges) {
-    finest.keys.insert(finest.keys.end(), r.keys.begin(), r.keys.end());
-    finest.states.insert(finest.states.end(), r.states.begin(), r.states.end());
-  }
-  return finest;
+  return concatenate(ranges);
 }
 
 }  // namespace

@@ -45,14 +45,20 @@ namespace {
 // the gpu engine always (it answers nothing else), on cpu-parallel when
 // asked (--grouping-sets cube); cpu-serial, the oracle, keeps its own
 // operators. (cpu-parallel's auto may choose it after planning.)
+// Throws, naming `who` and what does not fit, unless the cube operator
+// takes `query`.
+void require_cube_route(const LogicalQuery& query, const std::string& who, const std::string& instead) {
+  const std::string refusal = cube_route_refusal(query);
+  if (!refusal.empty())
+    throw InputError(who + " answers a GROUP BY (ROLLUP, CUBE, GROUPING SETS) of columns of one table, without WHERE, "
+                     "with COUNT/SUM/MIN/MAX/AVG of columns; this query does not fit: " + refusal + " (" + instead +
+                     " answers it)");
+}
+
 std::optional<cube::Algorithm> cube_route_of(const LogicalQuery& query, const SqlOptions& options) {
   const bool asked = options.grouping_sets == GroupingSetsMethod::Cube;
   if (options.engine == SqlEngine::Gpu) {
-    const std::string refusal = cube_route_refusal(query);
-    if (!refusal.empty())
-      throw InputError("the gpu engine answers a GROUP BY (ROLLUP, CUBE, GROUPING SETS) of columns of one table, "
-                       "without WHERE, with COUNT/SUM/MIN/MAX/AVG of columns; this query does not fit: " + refusal +
-                       " (--engine cpu-parallel answers it)");
+    require_cube_route(query, "the gpu engine", "--engine cpu-parallel");
     if (options.grouping_sets)
       throw InputError("--grouping-sets chooses how the CPU engines compute grouping sets; the gpu engine uses the cube "
                        "operator's lattice");
@@ -65,11 +71,7 @@ std::optional<cube::Algorithm> cube_route_of(const LogicalQuery& query, const Sq
     return std::nullopt;
   }
   if (asked) {
-    const std::string refusal = cube_route_refusal(query);
-    if (!refusal.empty())
-      throw InputError("--grouping-sets cube answers a GROUP BY (ROLLUP, CUBE, GROUPING SETS) of columns of one table, "
-                       "without WHERE, with COUNT/SUM/MIN/MAX/AVG of columns; this query does not fit: " + refusal +
-                       " (--grouping-sets auto answers it)");
+    require_cube_route(query, "--grouping-sets cube", "--grouping-sets auto");
     return cube::Algorithm::CpuPartitioned;
   }
   return std::nullopt;
