@@ -135,6 +135,27 @@ struct GroupbyOrderedOptions {
 };
 int run_groupby_ordered(const GroupbyOrderedOptions& o);
 
+// The memory-contention paper's operators over a table (README, "Shared-
+// memory grouped aggregation and FK join"): the placement optimizer, whose
+// result is stored beside the table, grouped aggregation (Q2) and the
+// foreign-key join (Q1). One option set: optimize reads db, table, column,
+// goal, budget, window, threads and the shape; the operators the rest.
+struct SharedCommandOptions {
+  std::string db, table, column, goal = "write", budget = "4";
+  int window = 16, threads = 0;
+  int block_threads = 0;           // 0: 512
+  std::uint64_t rows_per_block = 0;  // 0: 2^18
+  int word_bytes = 0;              // 0: 8 for writes, 4 for reads
+  std::string by, sum, fk, dim, id, value, engine = "auto", variant = "auto";
+  bool min_max = false;
+  int copies = 0, device = -1, repeat = 1;
+  bool timing = false, selfcheck = false;
+};
+using OptimizeOptions = SharedCommandOptions;
+int run_optimize(const OptimizeOptions& o);
+int run_groupby_shared(const SharedCommandOptions& o);
+int run_join_shared(const SharedCommandOptions& o);
+
 // Full cube creation over a table: the cells as CSV on stdout or stored as
 // a table (--out), the stages on stderr (--timing).
 struct CubeBuildOptions {

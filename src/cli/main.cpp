@@ -329,6 +329,72 @@ int main(int argc, char** argv) {
   go->add_flag("--timing", gbo.timing, "Print the plan and each kernel's time on stderr");
   go->add_flag("--selfcheck", gbo.selfcheck,
                "Run every architecture and variant on the table and compare each with cpu-serial");
+  // The memory-contention paper's optimizer and operators.
+  SharedCommandOptions opt, gbs, js;
+  js.id = "id";
+  auto add_shape = [](CLI::App* a, SharedCommandOptions& o) {
+    a->add_option("--block-threads", o.block_threads, "Threads a block, a multiple of 32 (0: 512)")->capture_default_str();
+    a->add_option("--rows-per-block", o.rows_per_block,
+                  "Consecutive rows a block owns, a multiple of its threads (0: 262,144)")
+        ->capture_default_str();
+  };
+  auto* op = app.add_subcommand("optimize",
+                                "Place copies of a column's values against shared-memory bank and value conflicts and "
+                                "re-map the column, stored beside the table (README, \"Shared-memory grouped "
+                                "aggregation and FK join\")");
+  op->add_option("--db", opt.db, "Database directory")->required();
+  op->add_option("--table", opt.table, "The fact table")->required();
+  op->add_option("--column", opt.column, "The grouping column (for write) or foreign key (for read): codes 0..C-1")
+      ->required();
+  op->add_option("--for", opt.goal, "write: running aggregates updated atomically; read: a dimension column")
+      ->check(CLI::IsMember({"read", "write"}))
+      ->capture_default_str();
+  op->add_option("--budget", opt.budget, "Slots in all at most B x C (copies a value on average, >= 1), or 'unbounded'")
+      ->capture_default_str();
+  op->add_option("--window", opt.window, "Earlier chunks of a block whose slots a write avoids (0: none)")
+      ->capture_default_str();
+  op->add_option("--threads", opt.threads, "CPU threads (0: all; 1: the same placement every run)")->capture_default_str();
+  op->add_option("--word-bytes", opt.word_bytes,
+                 "Bytes of a slot's widest word: 8 (SUM of a double, 16 banks a half-warp) or 4 (COUNT, a 4-byte "
+                 "dimension column; 32 banks); 0: 8 for write, 4 for read")
+      ->check(CLI::IsMember({0, 4, 8}))
+      ->capture_default_str();
+  add_shape(op, opt);
+  auto add_operator = [&](CLI::App* a, SharedCommandOptions& o) {
+    a->add_option("--db", o.db, "Database directory")->required();
+    a->add_option("--engine", o.engine, "gpu, cpu-serial (the oracle), or auto (gpu when there is one)")
+        ->check(CLI::IsMember({"auto", "gpu", "cpu-serial"}))
+        ->capture_default_str();
+    a->add_option("--variant", o.variant,
+                  "global-atomics, shared (one copy), naive-replicas, placement (gpuolap optimize's), "
+                  "warp-aggregation, sort-reduce (CUB; GROUP BY only), or auto")
+        ->capture_default_str();
+    a->add_option("--copies", o.copies, "naive-replicas: copies (0: as many as fit, at most 32)")->capture_default_str();
+    add_shape(a, o);
+    a->add_option("--device", o.device, "GPU to run on (-1: the first)")->capture_default_str();
+    a->add_option("--repeat", o.repeat, "Run N times (--timing: the last run's stages, the mean wall time)")
+        ->check(CLI::PositiveNumber)
+        ->capture_default_str();
+    a->add_flag("--timing", o.timing, "Print the plan and each stage's time on stderr");
+    a->add_flag("--selfcheck", o.selfcheck, "Run every variant and compare each with cpu-serial");
+  };
+  auto* gs = app.add_subcommand("groupby-shared",
+                                "SELECT a, COUNT(*)[, SUM(x), MIN(x), MAX(x)] FROM t GROUP BY a with the groups in "
+                                "shared memory (the memory-contention paper's Q2)");
+  gs->add_option("--table", gbs.table, "The table")->required();
+  gs->add_option("--by", gbs.by, "The grouping column: codes 0..C-1 (integers, strings or dates)")->required();
+  gs->add_option("--sum", gbs.sum, "A value column to sum (double, or integers that fit 4 bytes)");
+  gs->add_flag("--min-max", gbs.min_max, "Also MIN and MAX of the --sum column");
+  add_operator(gs, gbs);
+  auto* jn = app.add_subcommand("join-shared",
+                                "SELECT COUNT(*), SUM(d.b) FROM f JOIN d ON f.fk = d.id with d.b in shared memory "
+                                "(the memory-contention paper's Q1)");
+  jn->add_option("--table", js.table, "The fact table")->required();
+  jn->add_option("--fk", js.fk, "Its foreign key: codes 0..n-1")->required();
+  jn->add_option("--dim", js.dim, "The dimension table")->required();
+  jn->add_option("--id", js.id, "Its key: the integers 0..n-1, each once")->capture_default_str();
+  jn->add_option("--value", js.value, "The dimension column to sum")->required();
+  add_operator(jn, js);
   CubeBuildOptions cube_build;
   auto* cube = app.add_subcommand("cube", "Full cubes of a table: every grouping set of its columns (README, \"Full cubes\")");
   cube->require_subcommand(1);
@@ -414,6 +480,9 @@ int main(int argc, char** argv) {
     if (*sh) return run_shell(shell);
     if (*sq) return run_sql(sql);
     if (*go) return run_groupby_ordered(gbo);
+    if (*op) return run_optimize(opt);
+    if (*gs) return run_groupby_shared(gbs);
+    if (*jn) return run_join_shared(js);
     if (*cb) return run_cube_build(cube_build);
     if (*tl) return run_table_load(table_load);
     if (*tls) return run_table_list(table_list);

@@ -1,0 +1,17 @@
+// The shared-memory operators' GPU form in a build without CUDA: it says so.
+#include <stdexcept>
+
+#include "groupby/shared_memory/shared_aggregation.hpp"
+
+namespace gpuolap::groupby {
+
+bool shared_gpu_available() { return false; }
+
+GroupedResult grouped_gpu(const GroupedInput&, const SharedGpuOptions&) {
+  throw std::runtime_error("this gpuolap was built without CUDA: grouped aggregation runs on cpu-serial");
+}
+JoinResult join_gpu(const JoinInput&, const SharedGpuOptions&) {
+  throw std::runtime_error("this gpuolap was built without CUDA: the foreign-key join runs on cpu-serial");
+}
+
+}  // namespace gpuolap::groupby
