@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -115,6 +116,7 @@ class Runner {
       clock.stop();
     }
     const std::uint32_t c = in.groups;
+    a.groups = c;
     count_.reserve(c), sum_.reserve(c), lo_.reserve(c), hi_.reserve(c);
     a.count = count_.data();
     a.sum = sum_.data();
@@ -319,6 +321,8 @@ class Runner {
   // reduce-by-key (or run-length encoding for COUNT alone), the groups
   // scattered to their codes.
   void sort_reduce(const GroupedInput& in, const GroupedArgs& a, gpuolap::gpu::StageClock& clock) {
+    if (in.rows > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+      throw InputError(text("sort-reduce takes at most 2^31 - 1 rows (CUB's item count), not {}", in.rows));
     const cudaStream_t s = ctx_.stream();
     const int n = static_cast<int>(in.rows);
     const int bits = bits_for(in.groups);

@@ -33,6 +33,7 @@ struct GroupedArgs {
   const void* values;
   std::uint64_t rows;
   std::uint64_t rows_per_block;
+  std::uint32_t groups;             // C: slot v < C is copy 0 of value v
   std::uint32_t slots;
   std::uint32_t copies;
   std::uint32_t stride;
@@ -104,17 +105,30 @@ struct SharedState {
       atomicMax(&hi[slot], hi_key);
     }
   }
-  // Each slot into its value's global result, one atomic per field.
+  // The copies folded into copy 0 (slot v of value v) in shared memory,
+  // then each group into its global result, one atomic per field: one
+  // global update per group and block, not per copy.
   __device__ void merge(const GroupedArgs& a) {
-    for (std::uint32_t s = threadIdx.x; s < a.slots; s += blockDim.x) {
+    for (std::uint32_t s = a.groups + threadIdx.x; s < a.slots; s += blockDim.x) {
       const unsigned n = count[s];
       if (n == 0) continue;
       const std::uint32_t v = a.slot_value ? a.slot_value[s] : s % a.stride;
-      atomicAdd(&a.count[v], static_cast<unsigned long long>(n));
-      if constexpr (!std::is_void_v<V>) atomicAdd(static_cast<Sum*>(a.sum) + v, sum[s]);
+      atomicAdd(&count[v], n);
+      if constexpr (!std::is_void_v<V>) atomicAdd(&sum[v], sum[s]);
       if constexpr (MinMax) {
-        atomicMin(&a.min_key[v], lo[s]);
-        atomicMax(&a.max_key[v], hi[s]);
+        atomicMin(&lo[v], lo[s]);
+        atomicMax(&hi[v], hi[s]);
+      }
+    }
+    __syncthreads();
+    for (std::uint32_t v = threadIdx.x; v < a.groups; v += blockDim.x) {
+      const unsigned n = count[v];
+      if (n == 0) continue;
+      atomicAdd(&a.count[v], static_cast<unsigned long long>(n));
+      if constexpr (!std::is_void_v<V>) atomicAdd(static_cast<Sum*>(a.sum) + v, sum[v]);
+      if constexpr (MinMax) {
+        atomicMin(&a.min_key[v], lo[v]);
+        atomicMax(&a.max_key[v], hi[v]);
       }
     }
   }

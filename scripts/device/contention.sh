@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# The memory-contention operators on the GPU machine (issue 19), logs to $OUT:
+#   contention.sh test [LOG2]  build the groupby gpu tests and the benchmark;
+#                              run the SharedGpu tests and the variants at
+#                              2^LOG2 rows (default 24)
+#   contention.sh cli          build the command; its --selfcheck of both
+#                              operators on a zipf table, and the profiler's
+#                              shared-memory bank conflicts (ncu, where
+#                              installed) per variant
+#   contention.sh bench [ARGS...]
+#                              gpuolap_contention_bench ARGS into
+#                              $OUT/contention.csv
+#   contention.sh peers [ARGS...]
+#                              DuckDB (the carried .whl) on the host's cores,
+#                              bench/contention/peers.py ARGS into $OUT/peers.csv
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+out="${OUT:-/tmp/gpuolap-out}"
+mkdir -p "$out"
+mode="${1:-test}"
+shift || true
+nvidia-smi -L
+SECONDS=0
+targets=(gpuolap_groupby_gpu_tests gpuolap_contention_bench)
+[ "$mode" = cli ] && targets=(gpuolap)
+if [ "$mode" != peers ]; then
+  if ! scripts/device/build.sh "${targets[@]}" > "$out/build.log" 2>&1; then
+    grep -E "error|Error" "$out/build.log" | head -30
+    exit 1
+  fi
+  echo "built in $SECONDS s"
+fi
+bin=build-gpu/src/gpuolap
+case "$mode" in
+  test)
+    SECONDS=0
+    build-gpu/tests/gpuolap_groupby_gpu_tests --gtest_filter='SharedGpu.*' > "$out/shared-gpu-tests.log" 2>&1
+    echo "SharedGpu tests: exit $? in $SECONDS s"
+    grep -E "^\[  (PASSED|FAILED|  OK) |Failure|error" "$out/shared-gpu-tests.log" | head -30
+    SECONDS=0
+    timeout 200 build-gpu/bench/gpuolap_contention_bench --out "$out/variants-quick.csv" --figures variants \
+      --log2-rows "${1:-24}" --reps 3 > "$out/variants-quick.log" 2>&1
+    echo "variants at 2^${1:-24}: exit $? in $SECONDS s"
+    head -1 "$out/variants-quick.log"
+    cut -d, -f2-6,11,14,22-24 "$out/variants-quick.csv" | column -t -s, | head -120
+    ;;
+  cli)
+    db=/tmp/contention-db
+    rm -rf "$db"
+    "$bin" generate zipf --db "$db" --scale 1 --theta 1.5 > /dev/null 2>&1
+    "$bin" optimize --db "$db" --table f --column a --for write --budget 4 --window 16 > "$out/optimize.txt" 2>&1
+    "$bin" optimize --db "$db" --table f --column fk --for read --budget 4 > "$out/optimize-read.txt" 2>&1
+    cat "$out/optimize.txt"
+    "$bin" groupby-shared --db "$db" --table f --by a --sum fk --min-max --selfcheck > "$out/selfcheck.csv" 2>&1
+    echo "groupby selfcheck (int sums, min/max, 4-byte placement re-planned): exit $?"; cat "$out/selfcheck.csv"
+    "$bin" join-shared --db "$db" --table f --fk fk --dim d1 --value b --selfcheck > "$out/selfcheck-join.csv" 2>&1
+    echo "join selfcheck: exit $?"; cat "$out/selfcheck-join.csv"
+    if command -v ncu > /dev/null || [ -x /usr/local/cuda/bin/ncu ]; then
+      ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+      metrics=l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_atom.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum,smsp__sass_inst_executed_op_shared_atom.sum,gpu__time_duration.sum
+      for v in shared naive-replicas placement; do
+        echo "## ncu: groupby-shared --variant $v (COUNT only, theta 1.5)"
+        timeout 120 "$ncu" --metrics "$metrics" -k regex:grouped -c 1 "$bin" groupby-shared --db "$db" --table f \
+          --by a --variant "$v" > "$out/ncu-$v.txt" 2>&1
+        grep -E "bank_conflicts|wavefronts|shared_atom|duration" "$out/ncu-$v.txt" | head -8
+      done
+    else
+      echo "no ncu on this machine"
+    fi
+    ;;
+  bench)
+    SECONDS=0
+    build-gpu/bench/gpuolap_contention_bench --out "$out/contention.csv" "$@" > "$out/contention.log" 2>&1
+    echo "bench: exit $? in $SECONDS s"
+    head -1 "$out/contention.log"
+    cut -d, -f1-6,11,14,22-24 "$out/contention.csv" | column -t -s, | head -200
+    ;;
+  peers)
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+    SECONDS=0
+    PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 timeout 500 python3 bench/contention/peers.py "$@" > "$out/peers.csv" \
+      2> "$out/peers.err"
+    echo "peers: exit $? in $SECONDS s"
+    cat "$out/peers.csv"
+    tail -3 "$out/peers.err"
+    ;;
+esac
