@@ -18,6 +18,10 @@
 // window       fig. 6/9: Q2 with the placement vs window 0/4/16/64, its
 //              optimization time, at 2^sweep-log2-rows rows
 // budget       fig. 8: Q2 with the placement vs budget 1..12, same rows
+// threads      Q2 SUM(double) with one copy, naive replicas and the
+//              placement at 256, 512 and 1,024 threads a block (the state's
+//              shared memory decides how many blocks an SM holds), theta 0
+//              and 2, C = 1,024 and 8,192, at 2^log2-rows rows
 //
 // A point's time is the CUDA-event time of the clear and the kernel (the
 // columns resident, the groups left on the device but for a C-entry
@@ -162,7 +166,7 @@ struct Bench {
   Options o;
   double bandwidth;
   Csv csv;
-  const LaunchShape shape{512, std::size_t{1} << 18, 8};
+  LaunchShape shape{512, std::size_t{1} << 18, 8};
   DeviceBuffer<std::uint32_t> d_codes, d_placed;
   DeviceBuffer<double> d_x;
 
@@ -327,6 +331,34 @@ void sweep_figures(Bench& b) {
   }
 }
 
+void threads_figure(Bench& b) {
+  const std::size_t rows = std::size_t{1} << b.o.log2_rows;
+  const auto x = doubles(rows, 17);
+  const double* dx = upload(b.d_x, x);
+  for (std::uint32_t c : {1024u, 8192u})
+    for (double theta : {0.0, 2.0}) {
+      const auto codes = zipf(rows, c, theta, 1000 + c + static_cast<std::uint64_t>(theta * 10));
+      upload(b.d_codes, codes);
+      const Placement w = b.place(codes, c, PlacementGoal::Write, c <= 1024 ? 4 : 1.5, 16, 8);
+      upload(b.d_placed, w.column);
+      for (int threads : {256, 512, 1024}) {
+        b.shape.block_threads = threads;
+        for (SharedVariant v : {SharedVariant::OneCopy, SharedVariant::NaiveReplicas, SharedVariant::Placement}) {
+          std::string plan;
+          Timing t;
+          try {
+            t = b.q2(codes, c, dx, v, &w, plan);
+          } catch (const std::exception& e) {
+            plan = std::string("refused: ") + e.what();
+          }
+          b.csv.row("threads", "q2-sum-double", theta, c, rows, std::string(shared_variant_name(v)),
+                    v == SharedVariant::Placement ? &w : nullptr, t, b.floor_ms(12 * rows + 16 * c), plan);
+        }
+      }
+      b.shape.block_threads = 512;
+    }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -364,6 +396,7 @@ int main(int argc, char** argv) {
   std::printf("# %s: streaming read %.0f GB/s\n", p.name, bandwidth / 1e9);
   Bench bench{o, bandwidth, Csv(o.out)};
   if (wants(o, "variants")) variants_figure(bench);
+  if (wants(o, "threads")) threads_figure(bench);
   if (wants(o, "window") || wants(o, "budget")) sweep_figures(bench);
   if (wants(o, "copies") || wants(o, "cardinality")) copies_figures(bench);
   return 0;

@@ -88,7 +88,11 @@ struct Layout {
   std::uint64_t rows = 0;                 // base_rows + max(extra_rows)
   std::vector<std::uint32_t> slot_value;
   std::atomic<std::uint64_t> slots{0};  // rows * banks, readable without the mutex
-  std::atomic<std::uint64_t> refusals{0};
+  // Every bank has used the budget's rows: no copy can be made any more,
+  // which threads read without taking the mutex (once the budget is spent,
+  // every chunk that cannot be placed would otherwise queue on it).
+  std::atomic<bool> full{false};
+  std::uint32_t banks_full = 0;
 };
 
 // One thread's state across the blocks it places.
@@ -96,6 +100,7 @@ struct Scratch {
   std::vector<std::uint64_t> stamp;   // slot -> the last chunk (this thread's count) that used it
   std::vector<std::uint32_t> cursor;  // value -> the copy to try first (least recently used)
   std::uint64_t chunk = 0;            // this thread's chunks so far
+  std::uint64_t refusals = 0;         // copies the budget refused
 };
 
 constexpr int kMaxItems = kChunkRows;
@@ -179,9 +184,8 @@ class ChunkPlacer {
     for (int i = 0; i < n_items_; ++i) {
       const std::uint32_t v = items_[i].value;
       const std::uint32_t n = copies_.count(v);
-      const std::uint32_t start = s_->cursor[v] % n;
-      for (std::uint32_t k = 0; k < n; ++k) {
-        const std::uint32_t c = (start + k) % n;
+      std::uint32_t c = s_->cursor[v] % n;
+      for (std::uint32_t k = 0; k < n; ++k, c = c + 1 == n ? 0 : c + 1) {
         const std::uint32_t slot = copies_.slot(v, c);
         const int bank = static_cast<int>(slot % banks_);
         if (owner_[bank] < 0 && feasible(slot, true)) {
@@ -240,9 +244,8 @@ class ChunkPlacer {
       const int u = queue[head++];
       const std::uint32_t v = items_[u].value;
       const std::uint32_t n = copies_.count(v);
-      const std::uint32_t first = s_->cursor[v] % n;
-      for (std::uint32_t k = 0; k < n; ++k) {
-        const std::uint32_t c = (first + k) % n;
+      std::uint32_t c = s_->cursor[v] % n;
+      for (std::uint32_t k = 0; k < n; ++k, c = c + 1 == n ? 0 : c + 1) {
         const std::uint32_t slot = copies_.slot(v, c);
         const int bank = static_cast<int>(slot % banks_);
         if ((visited >> bank) & 1u || bank == items_[u].bank || !feasible(slot, respect_window)) continue;
@@ -277,11 +280,11 @@ class ChunkPlacer {
   // from a position that rotates with the chunk.
   bool new_copy(int item) {
     const std::uint32_t v = items_[item].value;
-    std::lock_guard lock(layout_.mutex);
-    if (copies_.full(v)) {
-      layout_.refusals.fetch_add(1, std::memory_order_relaxed);
+    if (layout_.full.load(std::memory_order_relaxed) || copies_.full(v)) {
+      ++s_->refusals;
       return false;
     }
+    std::lock_guard lock(layout_.mutex);
     int best = -1;
     for (std::uint32_t k = 0; k < banks_; ++k) {
       const int b = static_cast<int>((s_->chunk + k) % banks_);
@@ -290,14 +293,15 @@ class ChunkPlacer {
     }
     if (best < 0) return false;
     const std::uint64_t row = layout_.base_rows + layout_.extra_rows[best];
-    const std::uint64_t rows = std::max(layout_.rows, row + 1);
-    if (layout_.max_slots != 0 && rows * banks_ > layout_.max_slots) {
-      layout_.refusals.fetch_add(1, std::memory_order_relaxed);
+    const std::uint64_t slot = row * banks_ + static_cast<std::uint64_t>(best);
+    if ((layout_.max_slots != 0 && (row + 1) * banks_ > layout_.max_slots) || slot >= kNoValue) {
+      ++s_->refusals;
       return false;
     }
-    const std::uint64_t slot = row * banks_ + static_cast<std::uint64_t>(best);
-    if (slot >= kNoValue) return false;
     ++layout_.extra_rows[best];
+    if (layout_.max_slots != 0 && (row + 2) * banks_ > layout_.max_slots && ++layout_.banks_full == banks_)
+      layout_.full.store(true, std::memory_order_relaxed);
+    const std::uint64_t rows = std::max(layout_.rows, row + 1);
     layout_.rows = rows;
     if (layout_.slot_value.size() < rows * banks_) layout_.slot_value.resize(rows * banks_, kNoValue);
     layout_.slot_value[slot] = v;
@@ -357,6 +361,7 @@ Placement optimize_placement(const std::vector<std::uint32_t>& codes, std::uint3
   layout.slot_value.assign(layout.rows * layout.banks, kNoValue);
   for (std::uint32_t v = 0; v < cardinality; ++v) layout.slot_value[v] = v;
   layout.slots = layout.rows * layout.banks;
+  layout.full = layout.max_slots != 0 && (layout.base_rows + 1) * layout.banks > layout.max_slots;
   // Copies a value can use: reads need at most one per bank; a write's new
   // copy goes to a bank where every copy of the value is taken (by the
   // window or the other half-warp), at most 2 x window + 2 of them.
@@ -391,7 +396,7 @@ Placement optimize_placement(const std::vector<std::uint32_t>& codes, std::uint3
   p.slot_value.resize(layout.rows * layout.banks, kNoValue);
   p.stats.seconds = std::chrono::duration<double>(Clock::now() - started).count();
   p.stats.threads = threads;
-  p.stats.budget_refusals = layout.refusals.load();
+  for (const Scratch& s : scratch) p.stats.budget_refusals += s.refusals;
   p.stats.slots = p.slot_value.size();
   for (std::uint32_t v = 0; v < cardinality; ++v) {
     const std::uint32_t n = copies.count(v);
