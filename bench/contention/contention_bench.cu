@@ -21,7 +21,8 @@
 // threads      Q2 SUM(double) with one copy, naive replicas and the
 //              placement at 256, 512 and 1,024 threads a block (the state's
 //              shared memory decides how many blocks an SM holds), theta 0
-//              and 2, C = 1,024 and 8,192, at 2^log2-rows rows
+//              and 2, C = 1,024 and 8,192, at 2^log2-rows rows; the other
+//              figures let the operator pick (auto_block_threads)
 //
 // A point's time is the CUDA-event time of the clear and the kernel (the
 // columns resident, the groups left on the device but for a C-entry
@@ -166,7 +167,7 @@ struct Bench {
   Options o;
   double bandwidth;
   Csv csv;
-  LaunchShape shape{512, std::size_t{1} << 18, 8};
+  LaunchShape shape{0, std::size_t{1} << 18, 8};  // threads 0: the operator picks them
   DeviceBuffer<std::uint32_t> d_codes, d_placed;
   DeviceBuffer<double> d_x;
 
@@ -177,6 +178,7 @@ struct Bench {
     PlacementOptions po;
     po.goal = goal;
     po.shape = shape;
+    po.shape.block_threads = 512;  // recorded only: threads do not change the chunks
     po.shape.word_bytes = word_bytes;
     po.budget = budget;
     po.window = window;
@@ -355,7 +357,7 @@ void threads_figure(Bench& b) {
                     v == SharedVariant::Placement ? &w : nullptr, t, b.floor_ms(12 * rows + 16 * c), plan);
         }
       }
-      b.shape.block_threads = 512;
+      b.shape.block_threads = 0;
     }
 }
 

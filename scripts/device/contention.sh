@@ -7,6 +7,11 @@
 #                              operators on a zipf table, and the profiler's
 #                              shared-memory bank conflicts (ncu, where
 #                              installed) per variant
+#   contention.sh ncu          the benchmark built; the profiler's shared-
+#                              memory bank conflicts and wavefronts of Q2's
+#                              shared-memory kernel (one copy, naive replicas,
+#                              the placement: two launches each) at theta 0 and
+#                              2, C = 1,024, 2^22 rows
 #   contention.sh bench [ARGS...]
 #                              gpuolap_contention_bench ARGS into
 #                              $OUT/contention.csv
@@ -23,6 +28,7 @@ nvidia-smi -L
 SECONDS=0
 targets=(gpuolap_groupby_gpu_tests gpuolap_contention_bench)
 [ "$mode" = cli ] && targets=(gpuolap)
+[ "$mode" = ncu ] && targets=(gpuolap_contention_bench)
 if [ "$mode" != peers ]; then
   if ! scripts/device/build.sh "${targets[@]}" > "$out/build.log" 2>&1; then
     grep -E "error|Error" "$out/build.log" | head -30
@@ -42,7 +48,7 @@ case "$mode" in
       --log2-rows "${1:-24}" --reps 3 > "$out/variants-quick.log" 2>&1
     echo "variants at 2^${1:-24}: exit $? in $SECONDS s"
     head -1 "$out/variants-quick.log"
-    cut -d, -f2-6,11,14,22-24 "$out/variants-quick.csv" | column -t -s, | head -120
+    cut -d, -f2-6,11,14,22-24 "$out/variants-quick.csv" | head -120
     ;;
   cli)
     db=/tmp/contention-db
@@ -68,12 +74,25 @@ case "$mode" in
       echo "no ncu on this machine"
     fi
     ;;
+  ncu)
+    ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+    [ -x "$ncu" ] || { echo "no ncu on this machine"; exit 0; }
+    metrics=l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_atom.sum,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,smsp__sass_inst_executed_op_shared_atom.sum,gpu__time_duration.sum
+    for theta in 0 2; do
+      echo "## ncu, theta $theta: launches 1-2 one copy, 3-4 naive replicas, 5-6 the placement (Q2 SUM(double), C 1024)"
+      timeout 150 "$ncu" --metrics "$metrics" -k regex:grouped_shared_kernel -c 6 \
+        build-gpu/bench/gpuolap_contention_bench --out /tmp/ncu.csv --figures variants --log2-rows 22 \
+        --thetas "$theta" --reps 1 > "$out/ncu-theta$theta.txt" 2>&1
+      echo "exit $?"
+      grep -E "grouped_shared_kernel|bank_conflicts|wavefronts|shared_atom|duration" "$out/ncu-theta$theta.txt" | head -40
+    done
+    ;;
   bench)
     SECONDS=0
     build-gpu/bench/gpuolap_contention_bench --out "$out/contention.csv" "$@" > "$out/contention.log" 2>&1
     echo "bench: exit $? in $SECONDS s"
     head -1 "$out/contention.log"
-    cut -d, -f1-6,11,14,22-24 "$out/contention.csv" | column -t -s, | head -200
+    cut -d, -f1-6,11,14,22-24 "$out/contention.csv" | head -200
     ;;
   peers)
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl

@@ -85,12 +85,17 @@ Values values_of(const table::Column& c, const std::string& what) {
   return v;
 }
 
-LaunchShape shape_of(const SharedCommandOptions& o, int word_bytes) {
+// The shape the options ask for. For the operators, threads a block left
+// at 0 stay 0 (the kernel picks them by its shared memory); a placement's
+// shape records 512 then (threads do not change its chunks).
+LaunchShape shape_of(const SharedCommandOptions& o, int word_bytes, bool for_kernel) {
   LaunchShape s;
-  if (o.block_threads) s.block_threads = o.block_threads;
+  s.block_threads = o.block_threads ? o.block_threads : (for_kernel ? 0 : 512);
   if (o.rows_per_block) s.rows_per_block = o.rows_per_block;
   s.word_bytes = word_bytes;
-  check_shape(s);
+  LaunchShape checked = s;
+  if (checked.block_threads == 0) checked.block_threads = 1024;
+  check_shape(checked);
   return s;
 }
 
@@ -123,10 +128,11 @@ std::optional<Placement> placement_for(const table::Database& db, const std::str
   if (!stored) return std::nullopt;
   const bool current = stored->table_stamp == table_file_stamp(db.table_path(table)) &&
                        stored->placement.column.size() == codes.size() && stored->placement.cardinality == cardinality;
-  if (current && stored->placement.shape == shape) return std::move(stored->placement);
+  if (current && same_chunks(stored->placement.shape, shape)) return std::move(stored->placement);
   PlacementOptions o;
   o.goal = goal;
   o.shape = shape;
+  if (o.shape.block_threads == 0) o.shape.block_threads = stored->placement.shape.block_threads;
   o.budget = stored->placement.budget;
   o.window = stored->placement.window;
   std::cerr << fmt::format("{}: the stored placement of {}.{} was made {}; re-planned for {} (not stored: run "
@@ -175,7 +181,7 @@ int run_optimize(const OptimizeOptions& o) {
   const auto codes = codes_of(column_of(*t, o.column, "optimize"), cardinality, "optimize");
   PlacementOptions po;
   po.goal = parse_placement_goal(o.goal);
-  po.shape = shape_of(o, o.word_bytes ? o.word_bytes : (po.goal == PlacementGoal::Write ? 8 : 4));
+  po.shape = shape_of(o, o.word_bytes ? o.word_bytes : (po.goal == PlacementGoal::Write ? 8 : 4), false);
   if (o.budget == "unbounded") {
     po.budget = 0;
   } else {
@@ -220,7 +226,7 @@ int run_groupby_shared(const SharedCommandOptions& o) {
   } else if (o.min_max) {
     throw InputError("groupby-shared: --min-max needs --sum's column");
   }
-  const LaunchShape shape = shape_of(o, grouped_word_bytes(in));
+  const LaunchShape shape = shape_of(o, grouped_word_bytes(in), true);
   const bool gpu = o.engine == "gpu" || (o.engine == "auto" && shared_gpu_available());
   if ((gpu || o.selfcheck) && !shared_gpu_available())
     throw InputError("groupby-shared: the gpu engine (and --selfcheck) needs an NVIDIA GPU, and this machine has none "
@@ -266,9 +272,9 @@ int run_groupby_shared(const SharedCommandOptions& o) {
     }
     return failures ? 1 : 0;
   }
-  SharedVariant variant = SharedVariant::Placement;
-  if (o.variant != "auto") variant = parse_shared_variant(o.variant);
-  else if (!placement) variant = SharedVariant::WarpAggregation;
+  std::string why = "asked for";
+  const SharedVariant variant =
+      o.variant != "auto" ? parse_shared_variant(o.variant) : choose_shared_variant(in, placement.has_value(), why);
   GroupedResult r;
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < std::max(1, o.repeat); ++i) r = gpu ? run_variant(variant) : grouped_cpu(in);
@@ -292,6 +298,7 @@ int run_groupby_shared(const SharedCommandOptions& o) {
   std::cout.flush();
   if (o.timing) {
     std::cerr << fmt::format("groupby-shared: {} rows, {} codes, engine {}\n", in.rows, cardinality, gpu ? "gpu" : "cpu-serial");
+    if (gpu) std::cerr << fmt::format("  variant {}: {}\n", shared_variant_name(variant), why);
     print_stages(r.stage_ms, r.plan, wall);
   }
   return 0;
@@ -330,7 +337,7 @@ int run_join_shared(const SharedCommandOptions& o) {
   in.dim_rows = static_cast<std::uint32_t>(n);
   in.value_type = by_id.type;
   in.dim_values = by_id.data();
-  const LaunchShape shape = shape_of(o, join_word_bytes(in));
+  const LaunchShape shape = shape_of(o, join_word_bytes(in), true);
   const bool gpu = o.engine == "gpu" || (o.engine == "auto" && shared_gpu_available());
   if ((gpu || o.selfcheck) && !shared_gpu_available())
     throw InputError("join-shared: the gpu engine (and --selfcheck) needs an NVIDIA GPU, and this machine has none "

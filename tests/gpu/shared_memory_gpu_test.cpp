@@ -173,6 +173,29 @@ TEST(SharedGpu, ForeignKeyJoinEqualsCpuSerialInEveryVariant) {
   }
 }
 
+TEST(SharedGpu, AutoThreadsAndAutoVariantAnswerAsCpuSerial) {
+  for (std::uint32_t c : {1024u, 8192u}) {
+    const auto codes = test::zipf_codes(300'000, c, 1.5, c);
+    const auto x = test::test_doubles(codes.size(), true, 5);
+    GroupedInput in;
+    in.rows = codes.size();
+    in.groups = c;
+    in.codes = codes.data();
+    in.values = x.data();
+    std::string why;
+    SharedGpuOptions o;  // threads 0: picked by the state's shared memory
+    o.variant = choose_shared_variant(in, false, why);
+    EXPECT_EQ(o.variant, SharedVariant::WarpAggregation) << why;
+    GroupedResult got = grouped_gpu(in, o);
+    EXPECT_NE(got.plan.find("(auto)"), std::string::npos) << got.plan;
+    expect_same(grouped_cpu(in), got, true, "auto variant, C " + std::to_string(c));
+    o.variant = SharedVariant::OneCopy;
+    got = grouped_gpu(in, o);
+    EXPECT_NE(got.plan.find(c == 8192 ? "of 1024 threads" : "of 512 threads"), std::string::npos) << got.plan;
+    expect_same(grouped_cpu(in), got, true, "one copy, auto threads, C " + std::to_string(c));
+  }
+}
+
 TEST(SharedGpu, StateThatDoesNotFitIsRefusedByName) {
   const std::vector<std::uint32_t> codes{0, 1, 2};
   GroupedInput in;

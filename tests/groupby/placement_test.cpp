@@ -111,6 +111,27 @@ TEST(Placement, BadInputIsNamed) {
   EXPECT_THROW(optimize_placement({0}, 4, o), InputError);
 }
 
+TEST(SharedAuto, PicksThreadsByTheStatesShareAndTheVariantBySkew) {
+  EXPECT_EQ(auto_block_threads(12 * 1024, 228 * 1024), 512);
+  EXPECT_EQ(auto_block_threads(98 * 1024, 228 * 1024), 1024);
+  std::string why;
+  GroupedInput in;
+  in.groups = 1024;
+  const auto uniform = test::zipf_codes(1 << 16, 1024, 0.0, 1);
+  const auto skewed = test::zipf_codes(1 << 16, 1024, 1.5, 2);
+  const std::vector<double> x(1 << 16, 1.0);
+  in.rows = uniform.size();
+  in.codes = uniform.data();
+  EXPECT_EQ(choose_shared_variant(in, false, why), SharedVariant::OneCopy);  // COUNT: native atomics
+  in.values = x.data();
+  EXPECT_EQ(choose_shared_variant(in, false, why), SharedVariant::OneCopy) << why;
+  in.codes = skewed.data();
+  EXPECT_EQ(choose_shared_variant(in, false, why), SharedVariant::WarpAggregation) << why;
+  EXPECT_EQ(choose_shared_variant(in, true, why), SharedVariant::Placement);
+  EXPECT_TRUE(same_chunks(LaunchShape{256, 1 << 18, 8}, LaunchShape{1024, 1 << 18, 8}));
+  EXPECT_FALSE(same_chunks(LaunchShape{256, 1 << 18, 8}, LaunchShape{256, 1 << 18, 4}));
+}
+
 TEST(PlacementFile, RoundTripsAndRefusesACorruptOrForeignFile) {
   const auto dir = std::filesystem::temp_directory_path() / ("gpuolap-placement-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);

@@ -38,6 +38,10 @@ std::string describe(const LaunchShape& s) {
                      s.word_bytes);
 }
 
+bool same_chunks(const LaunchShape& a, const LaunchShape& b) {
+  return a.rows_per_block == b.rows_per_block && a.word_bytes == b.word_bytes;
+}
+
 void check_shape(const LaunchShape& s) {
   if (s.block_threads < 32 || s.block_threads > 1024 || s.block_threads % 32 != 0)
     throw InputError(fmt::format("block threads must be a multiple of 32 from 32 to 1024, not {}", s.block_threads));

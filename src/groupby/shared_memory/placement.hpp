@@ -59,6 +59,10 @@ struct LaunchShape {
 };
 std::string describe(const LaunchShape& shape);
 void check_shape(const LaunchShape& shape);  // InputError naming the bad field
+// Whether two shapes cut the rows into the same chunks and blocks (rows a
+// block and the word; a block's thread count does not change which rows a
+// warp takes together, so a placement serves any).
+bool same_chunks(const LaunchShape& a, const LaunchShape& b);
 
 constexpr int kChunkRows = 32;  // a warp's rows
 constexpr std::uint32_t kNoValue = 0xFFFFFFFFu;  // a hole in the slot array

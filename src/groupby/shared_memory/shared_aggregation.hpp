@@ -91,12 +91,27 @@ struct JoinResult {
 
 struct SharedGpuOptions {
   SharedVariant variant = SharedVariant::Placement;
-  LaunchShape shape;        // threads and rows a block; word_bytes is the state's own
+  // Rows a block, and threads a block: 0 picks them by the state's shared
+  // memory (kAutoBlockThreads). word_bytes is the state's own.
+  LaunchShape shape{0, std::uint64_t{1} << 18, 8};
   int copies = 0;           // naive replicas: 0 = as many as fit, at most 32
   int device = -1;          // -1: the current device
   bool input_on_device = false;
   bool timing = false;
 };
+
+// Threads a block when the options leave them 0: 1,024 where a block's
+// state takes more than a quarter of an SM's shared memory (fewer than four
+// blocks fit, so each brings as many warps as it can), else 512. Measured
+// on an H100 at 2^28 rows (bench/results/h100-shared-memory-*.md).
+int auto_block_threads(std::size_t shared_bytes, std::size_t sm_shared_bytes);
+
+// The variant `auto` runs: the placement when there is one; else, for
+// COUNT and 4-byte sums (native shared atomics, which value conflicts do
+// not slow on Hopper) one copy; else, for 8-byte sums, one copy when the
+// rows of a warp rarely share a code (estimated from sampled chunks) and
+// warp aggregation when they often do. `why` says which and why.
+SharedVariant choose_shared_variant(const GroupedInput& input, bool has_placement, std::string& why);
 
 // cpu-serial: one thread, row after row (the oracle).
 GroupedResult grouped_cpu(const GroupedInput& input);

@@ -2,6 +2,7 @@
 // (cpu-serial: row after row, the oracle of the GPU variants).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <limits>
@@ -87,6 +88,43 @@ void check_join_input(const JoinInput& in, SharedVariant variant) {
   if (in.rows > 0 && !in.keys) throw InputError("the foreign-key column is missing");
   if (in.rows >= (std::size_t{1} << 32)) throw InputError(fmt::format("at most 2^32 - 1 rows, not {}", in.rows));
   if (variant == SharedVariant::Placement) check_placement_use(in.placement, in.dim_rows, PlacementGoal::Read, in.rows);
+}
+
+int auto_block_threads(std::size_t shared_bytes, std::size_t sm_shared_bytes) {
+  return shared_bytes * 4 > sm_shared_bytes ? 1024 : 512;
+}
+
+SharedVariant choose_shared_variant(const GroupedInput& in, bool has_placement, std::string& why) {
+  if (has_placement) {
+    why = "the column has a placement for writes (gpuolap optimize)";
+    return SharedVariant::Placement;
+  }
+  if (!in.values || in.value_type == SharedValueType::Int32) {
+    why = "COUNT and 4-byte sums update shared memory with native atomics, at the same speed at any skew";
+    return SharedVariant::OneCopy;
+  }
+  // Lanes whose code an earlier lane of their chunk also has, over up to
+  // 1,024 chunks spread over the rows.
+  const std::size_t chunks = in.rows / kChunkRows;
+  const std::size_t samples = std::min<std::size_t>(chunks, 1024);
+  std::size_t repeated = 0;
+  for (std::size_t k = 0; k < samples; ++k) {
+    const std::uint32_t* c = in.codes + (k * chunks / samples) * kChunkRows;
+    for (int l = 1; l < kChunkRows; ++l)
+      for (int m = 0; m < l; ++m)
+        if (c[m] == c[l]) {
+          ++repeated;
+          break;
+        }
+  }
+  const double share = samples ? static_cast<double>(repeated) / (samples * kChunkRows) : 0;
+  if (share < 0.05) {
+    why = fmt::format("{:.1f}% of a warp's rows repeat a code of the warp: few value conflicts for one copy", 100 * share);
+    return SharedVariant::OneCopy;
+  }
+  why = fmt::format("{:.1f}% of a warp's rows repeat a code of the warp: the warp combines them first (no "
+                    "placement: gpuolap optimize makes one)", 100 * share);
+  return SharedVariant::WarpAggregation;
 }
 
 GroupedResult grouped_cpu(const GroupedInput& in) {

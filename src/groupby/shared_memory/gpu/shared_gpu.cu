@@ -159,15 +159,16 @@ class Runner {
     const std::size_t smem = shared ? slot_bytes * a.slots : 0;
     if (shared) need_shared(smem, o.variant);
     const unsigned blocks = grid(in.rows, o.shape);
-    r.plan = text("{}: {}; {} blocks of {} threads, {} rows a block; {} bytes of shared memory a block",
-                         shared_variant_name(o.variant), copies_text, blocks, o.shape.block_threads,
-                         o.shape.rows_per_block, smem);
+    const int threads = block_threads(o.shape, smem);
+    r.plan = text("{}: {}; {} blocks of {} threads{}, {} rows a block; {} bytes of shared memory a block",
+                         shared_variant_name(o.variant), copies_text, blocks, threads,
+                         o.shape.block_threads ? "" : " (auto)", o.shape.rows_per_block, smem);
     if (in.rows > 0) {
       if (o.variant == SharedVariant::SortReduce) {
         sort_reduce(in, a, clock);
       } else {
         clock.start("kernel");
-        launch_grouped(in, o.variant, a, blocks, o.shape.block_threads, smem);
+        launch_grouped(in, o.variant, a, blocks, threads, smem);
         clock.stop();
       }
     }
@@ -256,15 +257,16 @@ class Runner {
     const std::size_t smem = value_bytes * a.slots;
     if (smem) need_shared(smem, o.variant);
     const unsigned blocks = grid(in.rows, o.shape);
+    const int threads = block_threads(o.shape, smem);
     JoinResult r;
     r.value_type = in.value_type;
-    r.plan = text("{}: {}; {} blocks of {} threads, {} rows a block; {} bytes of shared memory a block",
-                         shared_variant_name(o.variant), copies_text, blocks, o.shape.block_threads,
-                         o.shape.rows_per_block, smem);
+    r.plan = text("{}: {}; {} blocks of {} threads{}, {} rows a block; {} bytes of shared memory a block",
+                         shared_variant_name(o.variant), copies_text, blocks, threads,
+                         o.shape.block_threads ? "" : " (auto)", o.shape.rows_per_block, smem);
     if (in.rows > 0) {
       clock.start("kernel");
-      if (in.value_type == SharedValueType::Double) launch(join_kernel<double>, blocks, o.shape.block_threads, smem, a);
-      else launch(join_kernel<std::int32_t>, blocks, o.shape.block_threads, smem, a);
+      if (in.value_type == SharedValueType::Double) launch(join_kernel<double>, blocks, threads, smem, a);
+      else launch(join_kernel<std::int32_t>, blocks, threads, smem, a);
       clock.stop();
     }
     clock.start("download");
@@ -287,6 +289,11 @@ class Runner {
       throw InputError(text("variant {} needs {} bytes of shared memory a block; GPU {} gives at most {} "
                                    "(fewer copies, a smaller --budget, or global-atomics / sort-reduce)",
                                    shared_variant_name(v), bytes, ctx_.device(), max_shared()));
+  }
+
+  int block_threads(const LaunchShape& shape, std::size_t smem) const {
+    if (shape.block_threads) return shape.block_threads;
+    return auto_block_threads(smem, static_cast<std::size_t>(ctx_.props().sharedMemPerMultiprocessor));
   }
 
   static unsigned grid(std::size_t rows, const LaunchShape& shape) {
@@ -422,16 +429,26 @@ bool shared_gpu_available() {
   return cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
 }
 
+namespace {
+// The options' shape as check_shape takes it: auto threads as 1,024, the
+// most it may pick, so that rows a block is a multiple of either choice.
+void check_options(const SharedGpuOptions& o) {
+  LaunchShape s = o.shape;
+  if (s.block_threads == 0) s.block_threads = 1024;
+  check_shape(s);
+}
+}  // namespace
+
 GroupedResult grouped_gpu(const GroupedInput& in, const SharedGpuOptions& o) {
   check_grouped_input(in, o.variant);
-  check_shape(o.shape);
+  check_options(o);
   if (!shared_gpu_available()) throw std::runtime_error("no NVIDIA GPU is available for grouped aggregation");
   return shared_gpu::with_runner(o.device, [&](shared_gpu::Runner& r) { return r.grouped(in, o); });
 }
 
 JoinResult join_gpu(const JoinInput& in, const SharedGpuOptions& o) {
   check_join_input(in, o.variant);
-  check_shape(o.shape);
+  check_options(o);
   if (!shared_gpu_available()) throw std::runtime_error("no NVIDIA GPU is available for the foreign-key join");
   return shared_gpu::with_runner(o.device, [&](shared_gpu::Runner& r) { return r.join(in, o); });
 }
