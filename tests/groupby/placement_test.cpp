@@ -123,6 +123,7 @@ TEST(SharedAuto, PicksThreadsByTheStatesShareAndTheVariantBySkew) {
   in.rows = uniform.size();
   in.codes = uniform.data();
   EXPECT_EQ(choose_shared_variant(in, false, why), SharedVariant::OneCopy);  // COUNT: native atomics
+  EXPECT_EQ(choose_shared_variant(in, true, why), SharedVariant::OneCopy);
   in.values = x.data();
   EXPECT_EQ(choose_shared_variant(in, false, why), SharedVariant::OneCopy) << why;
   in.codes = skewed.data();

@@ -95,13 +95,14 @@ int auto_block_threads(std::size_t shared_bytes, std::size_t sm_shared_bytes) {
 }
 
 SharedVariant choose_shared_variant(const GroupedInput& in, bool has_placement, std::string& why) {
+  if (!in.values || in.value_type == SharedValueType::Int32) {
+    why = "COUNT and 4-byte sums update shared memory with native atomics, at the same speed at any skew";
+    if (has_placement) why += " (the placement's copies would only take shared memory)";
+    return SharedVariant::OneCopy;
+  }
   if (has_placement) {
     why = "the column has a placement for writes (gpuolap optimize)";
     return SharedVariant::Placement;
-  }
-  if (!in.values || in.value_type == SharedValueType::Int32) {
-    why = "COUNT and 4-byte sums update shared memory with native atomics, at the same speed at any skew";
-    return SharedVariant::OneCopy;
   }
   // Lanes whose code an earlier lane of their chunk also has, over up to
   // 1,024 chunks spread over the rows.
