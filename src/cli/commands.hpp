@@ -149,7 +149,7 @@ struct SharedCommandOptions {
   std::string by, sum, fk, dim, id, value, engine = "auto", variant = "auto";
   bool min_max = false;
   int copies = 0, device = -1, repeat = 1;
-  bool timing = false, selfcheck = false;
+  bool timing = false, selfcheck = false, show = false;
 };
 using OptimizeOptions = SharedCommandOptions;
 int run_optimize(const OptimizeOptions& o);

@@ -363,6 +363,8 @@ int main(int argc, char** argv) {
                  "dimension column; 32 banks); 0: 8 for write, 4 for read")
       ->check(CLI::IsMember({0, 4, 8}))
       ->capture_default_str();
+  op->add_flag("--show", opt.show,
+               "Print the stored placement's statistics and whether the table changed since, instead of optimizing");
   add_shape(op, opt);
   auto add_operator = [&](CLI::App* a, SharedCommandOptions& o) {
     a->add_option("--db", o.db, "Database directory")->required();

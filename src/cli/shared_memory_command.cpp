@@ -176,6 +176,20 @@ bool same(const GroupedResult& a, const GroupedResult& b) {
 
 int run_optimize(const OptimizeOptions& o) {
   const table::Database db(o.db);
+  if (o.show) {
+    // The stored placement's statistics, and whether it is current.
+    const PlacementGoal goal = parse_placement_goal(o.goal);
+    const auto stored = load_placement(db.dir(), o.table, o.column, goal);
+    if (!stored)
+      throw InputError(fmt::format("optimize: no placement of {}.{} for {}s in {}", o.table, o.column,
+                                   placement_goal_name(goal), o.db));
+    print_placement_stats(stored->placement, std::cout);
+    const bool current = db.has_table(o.table) && stored->table_stamp == table_file_stamp(db.table_path(o.table));
+    std::cout << (current ? "current: made for this version of the table\n"
+                          : "stale: the table changed since; queries re-plan in memory until gpuolap optimize "
+                            "runs again\n");
+    return 0;
+  }
   const auto t = db.load(o.table);
   std::uint32_t cardinality = 0;
   const auto codes = codes_of(column_of(*t, o.column, "optimize"), cardinality, "optimize");

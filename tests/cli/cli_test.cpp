@@ -417,6 +417,53 @@ TEST_F(Cli, GroupbyOrderedAnswersAsSqlDoesAndRefusesBadInput) {
                        {"unknown architecture '4-kernel'"});
 }
 
+// gpuolap optimize, groupby-shared and join-shared: the placement stored
+// beside the table and its statistics printed; cpu-serial gives SQL's
+// GROUP BY and join; a changed table or another shape re-plans and says so;
+// bad columns, codes, ids and budgets exit 2 naming them.
+TEST_F(Cli, SharedMemoryOperatorsAnswerAsSqlDoesAndPlacementsFollowTheirTable) {
+  const std::string f = file("f.csv", "a,fk,x,s\n2,0,1.5,u\n0,1,2,v\n2,1,-1,u\n1,3,4,w\n2,0,0.25,u\n");
+  const std::string d = file("d.csv", "id,b\n1,20\n0,10\n2,30\n3,40\n");
+  ASSERT_EQ(run("table load --db " + path("db") + " --name f --csv " + f).status, 0);
+  ASSERT_EQ(run("table load --db " + path("db") + " --name d --csv " + d).status, 0);
+  const std::string db = " --db " + path("db") + " ";
+  const Outcome opt = run("optimize" + db + "--table f --column a --for write --budget 4 --window 2 --threads 1");
+  EXPECT_EQ(opt.status, 0) << opt.err;
+  EXPECT_NE(opt.out.find("distinct banks"), std::string::npos) << opt.out;
+  EXPECT_TRUE(fs::exists(path("db") + "/f.a.write.placement"));
+  EXPECT_EQ(run("table list" + db).out.find("placement"), std::string::npos);
+
+  const Outcome g = run("groupby-shared" + db + "--table f --by a --sum x --min-max --engine cpu-serial");
+  EXPECT_EQ(g.status, 0) << g.err;
+  EXPECT_EQ(g.out, "a,count,sum(x),min(x),max(x)\n0,1,2,2,2\n1,1,4,4,4\n2,3,0.75,-1,1.5\n");
+  const Outcome strings = run("groupby-shared" + db + "--table f --by s --engine cpu-serial");
+  EXPECT_EQ(strings.out, "s,count\nu,3\nv,1\nw,1\n");
+  const Outcome j = run("join-shared" + db + "--table f --fk fk --dim d --value b --engine cpu-serial");
+  EXPECT_EQ(j.status, 0) << j.err;
+  const Outcome sql = run("sql" + db + "\"SELECT count(*), sum(d.b) FROM f JOIN d ON f.fk = d.id\"");
+  EXPECT_EQ(j.out.substr(j.out.find('\n')), sql.out.substr(sql.out.find('\n')));
+
+  expect_input_error("optimize" + db + "--table f --column x", {"column 'x' is double"});
+  expect_input_error("optimize" + db + "--table f --column a --budget lots", {"--budget", "'lots'"});
+  expect_input_error("optimize" + db + "--table f --column a --budget 0.5", {"at least 1"});
+  expect_input_error("groupby-shared" + db + "--table f --by a --sum s --engine cpu-serial", {"column 's' is string"});
+  expect_input_error("join-shared" + db + "--table f --fk fk --dim f --id a --value x --engine cpu-serial",
+                     {"f.a, row 3", "each once"});
+  const std::string neg = file("n.csv", "a\n1\n-4\n");
+  ASSERT_EQ(run("table load --db " + path("db") + " --name n --csv " + neg).status, 0);
+  expect_input_error("optimize" + db + "--table n --column a", {"row 2", "-4"});
+  if (!machine_has_gpu())
+    expect_input_error("groupby-shared" + db + "--table f --by a --engine gpu", {"needs an NVIDIA GPU"});
+  // The stored placement knows its table's version.
+  EXPECT_NE(run("optimize" + db + "--table f --column a --show").out.find("current: made for this version"),
+            std::string::npos);
+  const std::string f2 = file("f2.csv", "a,fk,x,s\n1,0,1,u\n0,1,2,v\n");
+  ASSERT_EQ(run("table load --db " + path("db") + " --name f --csv " + f2).status, 0);
+  EXPECT_NE(run("optimize" + db + "--table f --column a --show").out.find("stale: the table changed since"),
+            std::string::npos);
+  expect_input_error("optimize" + db + "--table f --column a --for read --show", {"no placement of f.a for reads"});
+}
+
 // gpuolap cube build: the CPU algorithms give every grouping set as SQL's
 // GROUPING SETS does, --out stores the cells as a table SQL reads, table
 // sort records the order; bad specs exit 2 naming what is wrong.

@@ -160,14 +160,25 @@ std::optional<StoredPlacement> load_placement(const std::filesystem::path& dir, 
   } catch (const InputError& e) {
     fail(path, std::string("corrupt: ") + e.what());
   }
+  if (!(h.budget == 0 || (h.budget >= 1 && h.budget < 1e9)) || h.window < 0 || h.window > 4096 ||
+      h.cardinality < 1 || h.cardinality > (1u << 24))
+    fail(path, "corrupt: its budget, window or cardinality is out of range");
   p.budget = h.budget;
   p.window = h.window;
   p.cardinality = h.cardinality;
   p.slot_value.resize(h.slots);
-  std::memcpy(p.slot_value.data(), bytes.data() + at, 4 * h.slots);
+  if (h.slots) std::memcpy(p.slot_value.data(), bytes.data() + at, 4 * h.slots);
   at += 4 * h.slots;
   p.column.resize(h.rows);
-  std::memcpy(p.column.data(), bytes.data() + at, 4 * h.rows);
+  if (h.rows) std::memcpy(p.column.data(), bytes.data() + at, 4 * h.rows);
+  // The slot array's shape: whole rows of banks, copy 0 of v at slot v.
+  if (h.slots % static_cast<std::uint64_t>(p.banks()) != 0 || h.slots < h.cardinality)
+    fail(path, "corrupt: its slots are not whole rows of banks over its values");
+  for (std::uint64_t slot = 0; slot < h.slots; ++slot) {
+    const std::uint32_t v = p.slot_value[slot];
+    if (slot < h.cardinality ? v != slot : (v != kNoValue && v >= h.cardinality))
+      fail(path, fmt::format("corrupt: slot {} holds value {}", slot, v));
+  }
   PlacementStats& st = p.stats;
   st.before = ChunkStats{h.before_banks, h.before_read, h.before_write, h.before_read_conflicted,
                          h.before_write_conflicted, h.before_window};
