@@ -7,6 +7,11 @@
 #                              operators on a zipf table, and the profiler's
 #                              shared-memory bank conflicts (ncu, where
 #                              installed) per variant
+#   contention.sh sql          the command and the cube and groupby gpu tests
+#                              built; SQL's gpu engine on the shared-memory
+#                              route against cpu-serial (CubeGpu.Sql*), the
+#                              SharedGpu tests, and `gpuolap sql --timing` of
+#                              Q2 and Q1 on a zipf table of 100 M rows
 #   contention.sh ncu          the benchmark built; the profiler's shared-
 #                              memory bank conflicts and wavefronts of Q2's
 #                              shared-memory kernel (one copy, naive replicas,
@@ -29,6 +34,7 @@ SECONDS=0
 targets=(gpuolap_groupby_gpu_tests gpuolap_contention_bench)
 [ "$mode" = cli ] && targets=(gpuolap)
 [ "$mode" = ncu ] && targets=(gpuolap_contention_bench)
+[ "$mode" = sql ] && targets=(gpuolap gpuolap_cube_gpu_tests gpuolap_groupby_gpu_tests)
 if [ "$mode" != peers ]; then
   if ! scripts/device/build.sh "${targets[@]}" > "$out/build.log" 2>&1; then
     grep -E "error|Error" "$out/build.log" | head -30
@@ -73,6 +79,24 @@ case "$mode" in
     else
       echo "no ncu on this machine"
     fi
+    ;;
+  sql)
+    SECONDS=0
+    build-gpu/tests/gpuolap_cube_gpu_tests --gtest_filter='CubeGpu.Sql*' > "$out/sql-gpu-tests.log" 2>&1
+    echo "CubeGpu.Sql* tests: exit $? in $SECONDS s"
+    grep -E "^\[  (PASSED|FAILED|  OK) |Failure" "$out/sql-gpu-tests.log" | head -20
+    build-gpu/tests/gpuolap_groupby_gpu_tests --gtest_filter='SharedGpu.*' > "$out/shared-gpu-tests.log" 2>&1
+    echo "SharedGpu tests: exit $?"; grep -E "^\[  (PASSED|FAILED) " "$out/shared-gpu-tests.log"
+    db=/tmp/contention-sql
+    rm -rf "$db"
+    "$bin" generate zipf --db "$db" --scale "${1:-10}" --theta 1.5 > /dev/null 2>&1
+    for q in "SELECT a, count(*), sum(fk) FROM f GROUP BY a ORDER BY 2 DESC LIMIT 3" \
+             "SELECT count(*), sum(d1.b) FROM f JOIN d1 ON f.fk = d1.id"; do
+      for engine in gpu cpu-parallel; do
+        echo "## $engine: $q"
+        timeout 120 "$bin" sql --db "$db" --engine "$engine" --repeat 5 --timing "$q" 2>&1 | tail -12
+      done
+    done
     ;;
   ncu)
     ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)

@@ -6,6 +6,7 @@
 #include "sql/cpu_serial.hpp"
 #include "sql/parse_tree.hpp"
 #include "sql/plan.hpp"
+#include "sql/shared_route.hpp"
 
 namespace gpuolap::sql {
 
@@ -105,7 +106,35 @@ std::string cube_under_auto(const LogicalQuery& query, const SqlOptions& options
 QueryResult run(const TableCatalog& tables, std::string_view text, const SqlOptions& options) {
   SourceText source{std::string(text)};
   LogicalQuery query = bind_query(parse_statement(source), source, tables);
-  std::optional<cube::Algorithm> cube = cube_route_of(query, options);
+  // The gpu engine: the shared-memory operators where the query and its
+  // data fit them, else the cube operator's route.
+  std::string shared_refusal = "not the gpu engine";
+  if (options.engine == SqlEngine::Gpu && !options.grouping_sets) {
+    shared_refusal = shared_route_refusal(query);
+    if (shared_refusal.empty()) {
+      std::vector<std::string> lines = shared_route_plan(query);
+      QueryResult r;
+      if (query.explain) {
+        r.names = {"QUERY PLAN"};
+        ValueVector column(SqlType::String);
+        for (const auto& line : lines) column.push_string(line);
+        r.rows = lines.size();
+        r.columns.push_back(std::move(column));
+      } else {
+        r = run_shared_route(query, source, ExecutionLimits{options.max_rows});
+      }
+      r.plan = std::move(lines);
+      return r;
+    }
+  }
+  std::optional<cube::Algorithm> cube;
+  try {
+    cube = cube_route_of(query, options);
+  } catch (const InputError& e) {
+    if (options.engine != SqlEngine::Gpu || options.grouping_sets) throw;
+    throw InputError(std::string(e.what()) + "; nor do the shared-memory operators (a GROUP BY of one coded column, "
+                     "an aggregate over a join to a dense dimension): " + shared_refusal);
+  }
   PhysicalPlan plan;
   std::string why_cube;
   if (!cube) {
@@ -115,6 +144,8 @@ QueryResult run(const TableCatalog& tables, std::string_view text, const SqlOpti
   }
   std::vector<std::string> lines = cube ? cube_route_plan(query, *cube) : explain_lines(query, plan);
   if (!why_cube.empty()) lines.insert(lines.begin() + 1, "  " + why_cube);
+  if (options.engine == SqlEngine::Gpu)
+    lines.insert(lines.begin() + 1, "  not the shared-memory operators: " + shared_refusal);
   if (query.explain) {
     QueryResult r;
     r.names = {"QUERY PLAN"};

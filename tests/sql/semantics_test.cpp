@@ -283,6 +283,28 @@ namespace {
 // and LIMIT included; auto takes it where the hash aggregation would hash
 // a set fed from the rows (a key of scattered values); the queries it
 // cannot take are refused under `cube`, not answered otherwise.
+// The gpu engine's plan: the shared-memory operators where the query and
+// its data fit them, else the cube operator with the reason (EXPLAIN runs
+// without a GPU; tests/gpu/cube_gpu_test.cpp checks the answers).
+TEST(SqlEngines, TheGpuEnginePlansTheSharedMemoryOperatorsWhereTheyFit) {
+  sql::TablesInMemory t;
+  t.add(engines_table("b", [](int i) { return OptInt((i * 7919) % 13); }));
+  sql::SqlOptions gpu;
+  gpu.engine = sql::SqlEngine::Gpu;
+  auto plan = [&](const std::string& q) {
+    std::string lines;
+    for (const std::string& line : sql::run(t, "EXPLAIN " + q, gpu).plan) lines += line + "\n";
+    return lines;
+  };
+  EXPECT_NE(plan("SELECT b, count(*) FROM r GROUP BY b ORDER BY 2 DESC LIMIT 3").find("shared-memory grouped aggregation"),
+            std::string::npos);
+  const std::string nulls = plan("SELECT b, sum(x) FROM r GROUP BY b");
+  EXPECT_NE(nulls.find("cube operator"), std::string::npos) << nulls;
+  EXPECT_NE(nulls.find("not the shared-memory operators: the aggregated column x has NULLs"), std::string::npos) << nulls;
+  EXPECT_NE(plan("SELECT a, count(*) FROM r GROUP BY a").find("its key a has NULLs"), std::string::npos);
+  EXPECT_NE(plan("SELECT b, s, count(*) FROM r GROUP BY b, s").find("not a GROUP BY of one key"), std::string::npos);
+}
+
 TEST(SqlEngines, TheCubeMethodAgreesWithCpuSerial) {
   sql::TablesInMemory t;
   // `wide`: too spread for a perfect hash's array.

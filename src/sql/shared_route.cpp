@@ -1,0 +1,303 @@
+#include "sql/shared_route.hpp"
+
+#include <chrono>
+#include <limits>
+
+#include "gpuolap/error.hpp"
+#include "groupby/shared_memory/shared_aggregation.hpp"
+#include "sql/execution.hpp"
+
+namespace gpuolap::sql {
+namespace {
+
+using groupby::SharedValueType;
+
+// A block's state must fit the shared memory of the GPUs we run on (an H100
+// gives 227 KB a block; an A100 163 KB): the route keeps under this.
+constexpr std::size_t kSharedBudget = 160 * 1024;
+constexpr std::uint32_t kMaxCodes = 1u << 24;
+
+const table::Column& column_of(const LogicalQuery& q, const Expr& e) { return q.tables[e.table].table->columns[e.column]; }
+
+bool is_column(const ExprPtr& e) { return e && e->kind == ExprKind::InputColumn; }
+
+// The one column every aggregate with an argument reads, or nullptr (none
+// has one); `same` false when two read different columns.
+const Expr* value_argument(const LogicalQuery& q, bool& same) {
+  const Expr* arg = nullptr;
+  same = true;
+  for (const AggregateCall& a : q.aggregates)
+    if (a.argument) {
+      if (arg && (arg->table != a.argument->table || arg->column != a.argument->column)) same = false;
+      arg = a.argument.get();
+    }
+  return arg;
+}
+
+// Why a value column cannot be a 4- or 8-byte operand; "" when it can.
+std::string value_refusal(const table::Column& c) {
+  if (!c.nulls.empty())
+    for (std::uint8_t n : c.nulls)
+      if (n) return "the aggregated column " + c.name + " has NULLs";
+  if (c.type == table::ColumnType::Double) return {};
+  if (c.type != table::ColumnType::Int64) return "the aggregated column " + c.name + " is not a number";
+  for (std::int64_t v : c.int64s)
+    if (v < std::numeric_limits<std::int32_t>::min() || v > std::numeric_limits<std::int32_t>::max())
+      return "the aggregated column " + c.name + " has integers past 4 bytes";
+  return {};
+}
+
+struct Values {
+  SharedValueType type = SharedValueType::Double;
+  std::vector<std::int32_t> ints;
+  const void* data(const table::Column& c) const {
+    return type == SharedValueType::Double ? static_cast<const void*>(c.doubles.data()) : ints.data();
+  }
+};
+Values values_of(const table::Column& c) {
+  Values v;
+  if (c.type == table::ColumnType::Int64) {
+    v.type = SharedValueType::Int32;
+    v.ints.assign(c.int64s.begin(), c.int64s.end());
+  }
+  return v;
+}
+
+std::size_t value_bytes(const table::Column& c) { return c.type == table::ColumnType::Double ? 8 : 4; }
+
+std::string group_refusal(const LogicalQuery& q) {
+  if (q.grouping_sets.size() != 1 || q.group_keys.size() != 1 || q.grouping_sets[0] != std::vector<int>{0})
+    return "it is not a GROUP BY of one key";
+  if (!is_column(q.group_keys[0])) return "its key is an expression";
+  const table::Column& key = column_of(q, *q.group_keys[0]);
+  if (key.type != table::ColumnType::Int64 && key.type != table::ColumnType::String)
+    return "its key " + key.name + " is not an integer or string column";
+  if (!key.nulls.empty())
+    for (std::uint8_t n : key.nulls)
+      if (n) return "its key " + key.name + " has NULLs";
+  std::uint64_t codes = key.type == table::ColumnType::String ? key.dictionary.size() : 1;
+  if (key.type == table::ColumnType::Int64)
+    for (std::int64_t v : key.int64s) {
+      if (v < 0 || v >= kMaxCodes) return "its key " + key.name + " has values outside 0..2^24-1";
+      codes = std::max<std::uint64_t>(codes, static_cast<std::uint64_t>(v) + 1);
+    }
+  bool same = true;
+  const Expr* arg = value_argument(q, same);
+  if (!same) return "its aggregates read more than one column";
+  std::size_t slot_bytes = 4;
+  if (arg) {
+    const std::string why = value_refusal(column_of(q, *arg));
+    if (!why.empty()) return why;
+    slot_bytes += 8;
+    for (const AggregateCall& a : q.aggregates)
+      if (a.function == AggregateFunction::Min || a.function == AggregateFunction::Max) slot_bytes = 4 + 8 + 16;
+  }
+  if (codes * slot_bytes > kSharedBudget)
+    return std::to_string(codes) + " groups of " + std::to_string(slot_bytes) + " bytes pass a block's shared memory";
+  return {};
+}
+
+// The join's sides: the dimension (its dense id and the aggregated column)
+// and the fact's foreign key.
+struct JoinSides {
+  int fact = -1, fk = -1, dim = -1, id = -1;
+};
+
+std::string join_refusal(const LogicalQuery& q, JoinSides& sides) {
+  if (q.tables.size() != 2 || q.joins.size() != 1) return "it is not a join of two tables";
+  if (!q.group_keys.empty()) return "it groups the join";
+  bool same = true;
+  const Expr* arg = value_argument(q, same);
+  if (!same || !arg) return "its aggregates do not all read one dimension column";
+  for (const AggregateCall& a : q.aggregates)
+    if (a.function == AggregateFunction::Min || a.function == AggregateFunction::Max)
+      return "the join's operator sums and counts (no MIN/MAX)";
+  const JoinEquality& j = q.joins[0];
+  sides.dim = arg->table;
+  if (j.left_table == sides.dim) sides.id = j.left_column, sides.fact = j.right_table, sides.fk = j.right_column;
+  else if (j.right_table == sides.dim) sides.id = j.right_column, sides.fact = j.left_table, sides.fk = j.left_column;
+  else return "the aggregated column is not on the join";
+  const table::Table& dim = *q.tables[sides.dim].table;
+  const table::Column& id = dim.columns[sides.id];
+  const table::Column& fk = q.tables[sides.fact].table->columns[sides.fk];
+  if (id.type != table::ColumnType::Int64 || fk.type != table::ColumnType::Int64)
+    return "the join's columns are not integers";
+  const std::size_t n = dim.row_count();
+  if (n == 0 || n > kMaxCodes) return "the dimension has no rows or more than 2^24";
+  std::vector<std::uint8_t> seen(n, 0);
+  for (std::size_t r = 0; r < n; ++r) {
+    const std::int64_t k = id.is_null(r) ? -1 : id.int64s[r];
+    if (k < 0 || static_cast<std::size_t>(k) >= n || seen[k])
+      return "the dimension's key " + id.name + " is not the integers 0..n-1 each once";
+    seen[k] = 1;
+  }
+  const table::Column& b = dim.columns[arg->column];
+  const std::string why = value_refusal(b);
+  if (!why.empty()) return why;
+  if (n * value_bytes(b) > kSharedBudget) return "the dimension's column passes a block's shared memory";
+  return {};
+}
+
+double seconds_since(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
+
+// An aggregate's final value from the operator's count and sum (and min/max).
+void push_final(ValueVector& out, const AggregateCall& a, std::int64_t count, bool ints, std::int64_t isum, double dsum,
+                std::int64_t imin, double dmin, std::int64_t imax, double dmax) {
+  switch (a.function) {
+    case AggregateFunction::CountStar:
+    case AggregateFunction::Count:
+      out.push_int(count);
+      return;
+    case AggregateFunction::Sum:
+      if (count == 0) out.push_null();
+      else if (ints) out.push_int(isum);
+      else out.push_double(dsum);
+      return;
+    case AggregateFunction::Avg:
+      if (count == 0) out.push_null();
+      else out.push_double((ints ? static_cast<double>(isum) : dsum) / static_cast<double>(count));
+      return;
+    case AggregateFunction::Min:
+      if (ints) out.push_int(imin);
+      else out.push_double(dmin);
+      return;
+    case AggregateFunction::Max:
+      if (ints) out.push_int(imax);
+      else out.push_double(dmax);
+      return;
+  }
+}
+
+}  // namespace
+
+std::string shared_route_refusal(const LogicalQuery& q) {
+  if (!q.aggregated || q.aggregates.empty()) return "the query computes no aggregate";
+  if (!q.filters.empty()) return "it has a WHERE clause";
+  for (const AggregateCall& a : q.aggregates) {
+    if (a.distinct) return "an aggregate is DISTINCT";
+    if (a.argument && !is_column(a.argument)) return "an aggregate's argument is an expression";
+  }
+  if (q.tables.size() == 1) return group_refusal(q);
+  JoinSides sides;
+  return join_refusal(q, sides);
+}
+
+std::vector<std::string> shared_route_plan(const LogicalQuery& q) {
+  std::vector<std::string> lines;
+  if (q.tables.size() == 1)
+    lines.push_back("shared-memory grouped aggregation (src/groupby/shared_memory/) over " + q.tables[0].name +
+                    ", on the GPU: the groups' running aggregates in each block's shared memory, the variant by "
+                    "the skew of a sample (gpuolap groupby-shared runs a stored placement)");
+  else
+    lines.push_back("shared-memory foreign-key join (src/groupby/shared_memory/) of " + q.tables[0].name + " and " +
+                    q.tables[1].name + ", on the GPU: the dimension's column in each block's shared memory");
+  if (q.having) lines.push_back("having");
+  if (!q.order_by.empty()) lines.push_back("sort");
+  if (q.limit || q.offset) lines.push_back("limit");
+  return lines;
+}
+
+QueryResult run_shared_route(const LogicalQuery& q, const SourceText& source, const ExecutionLimits& limits) {
+  const auto start = std::chrono::steady_clock::now();
+  bool same = true;
+  const Expr* arg = value_argument(q, same);
+  execution::Groups groups(q, source, q.grouping_sets, q.grouping_sets.size(), limits.max_rows);
+  std::vector<OperatorTiming> timings;
+  groupby::SharedGpuOptions options;
+  if (q.tables.size() == 1) {
+    const table::Table& t = *q.tables[0].table;
+    const table::Column& key = column_of(q, *q.group_keys[0]);
+    std::vector<std::uint32_t> codes(t.row_count());
+    std::uint32_t groups_n = key.type == table::ColumnType::String ? static_cast<std::uint32_t>(key.dictionary.size()) : 1;
+    for (std::size_t r = 0; r < codes.size(); ++r) {
+      codes[r] = static_cast<std::uint32_t>(key.type == table::ColumnType::String ? key.int32s[r] : key.int64s[r]);
+      groups_n = std::max(groups_n, codes[r] + 1);
+    }
+    groupby::GroupedInput in;
+    in.rows = codes.size();
+    in.groups = std::max<std::uint32_t>(groups_n, 1);
+    in.codes = codes.data();
+    Values values;
+    const table::Column* x = arg ? &column_of(q, *arg) : nullptr;
+    if (x) {
+      values = values_of(*x);
+      in.value_type = values.type;
+      in.values = values.data(*x);
+      for (const AggregateCall& a : q.aggregates)
+        in.min_max = in.min_max || a.function == AggregateFunction::Min || a.function == AggregateFunction::Max;
+    }
+    std::string why;
+    options.variant = groupby::choose_shared_variant(in, false, why);
+    const groupby::GroupedResult r = groupby::grouped_gpu(in, options);
+    timings.push_back({"shared-memory grouped aggregation (" + std::string(groupby::shared_variant_name(options.variant)) +
+                           ": " + why + ")",
+                       seconds_since(start), 0});
+    const auto finish_start = std::chrono::steady_clock::now();
+    ValueVector keys(q.group_keys[0]->type);
+    std::vector<ValueVector> finals;
+    for (const AggregateCall& a : q.aggregates) finals.emplace_back(a.result_type);
+    const bool ints = in.value_type == SharedValueType::Int32;
+    for (std::uint32_t g = 0; g < in.groups; ++g) {
+      if (r.count[g] == 0) continue;
+      if (key.type == table::ColumnType::String) keys.push_string(key.dictionary[g]);
+      else keys.push_int(g);
+      for (std::size_t a = 0; a < q.aggregates.size(); ++a)
+        push_final(finals[a], q.aggregates[a], r.count[g], ints, ints && x ? r.sum_ints[g] : 0,
+                   !ints && x ? r.sum_doubles[g] : 0, r.min_ints.empty() ? 0 : r.min_ints[g],
+                   r.min_doubles.empty() ? 0 : r.min_doubles[g], r.max_ints.empty() ? 0 : r.max_ints[g],
+                   r.max_doubles.empty() ? 0 : r.max_doubles[g]);
+    }
+    if (keys.size() > limits.max_rows) execution::too_many(limits.max_rows, "groups");
+    groups.set_of.assign(keys.size(), 0);
+    groups.keys[0] = std::move(keys);
+    groups.finals = std::move(finals);
+    timings.back().rows_out = groups.set_of.size();
+    timings.push_back({"groups", seconds_since(finish_start), groups.set_of.size()});
+  } else {
+    JoinSides sides;
+    join_refusal(q, sides);
+    const table::Table& dim = *q.tables[sides.dim].table;
+    const table::Column& id = dim.columns[sides.id];
+    const table::Column& b = dim.columns[arg->column];
+    const table::Column& fk = q.tables[sides.fact].table->columns[sides.fk];
+    const std::size_t n = dim.row_count();
+    // The dimension's column by id; a key without a match as code n.
+    Values by_id;
+    std::vector<double> doubles;
+    if (b.type == table::ColumnType::Double) {
+      doubles.resize(n);
+      for (std::size_t r = 0; r < n; ++r) doubles[id.int64s[r]] = b.doubles[r];
+    } else {
+      by_id.type = SharedValueType::Int32;
+      by_id.ints.resize(n);
+      for (std::size_t r = 0; r < n; ++r) by_id.ints[id.int64s[r]] = static_cast<std::int32_t>(b.int64s[r]);
+    }
+    std::vector<std::uint32_t> keys(fk.size());
+    for (std::size_t r = 0; r < keys.size(); ++r) {
+      const std::int64_t k = fk.is_null(r) ? -1 : fk.int64s[r];
+      keys[r] = k >= 0 && static_cast<std::uint64_t>(k) < n ? static_cast<std::uint32_t>(k) : static_cast<std::uint32_t>(n);
+    }
+    groupby::JoinInput in;
+    in.rows = keys.size();
+    in.keys = keys.data();
+    in.dim_rows = static_cast<std::uint32_t>(n);
+    in.value_type = by_id.type;
+    in.dim_values = by_id.type == SharedValueType::Double ? static_cast<const void*>(doubles.data()) : by_id.ints.data();
+    options.variant = groupby::SharedVariant::OneCopy;
+    const groupby::JoinResult r = groupby::join_gpu(in, options);
+    timings.push_back({"shared-memory foreign-key join (shared: one copy)", seconds_since(start), 1});
+    std::vector<ValueVector> finals;
+    const bool ints = in.value_type == SharedValueType::Int32;
+    for (const AggregateCall& a : q.aggregates) {
+      finals.emplace_back(a.result_type);
+      push_final(finals.back(), a, r.matched, ints, r.sum_int, r.sum_double, 0, 0, 0, 0);
+    }
+    groups.set_of.assign(1, 0);
+    groups.finals = std::move(finals);
+  }
+  return execution::finish_groups(q, groups, source, limits.max_rows, std::move(timings));
+}
+
+}  // namespace gpuolap::sql
