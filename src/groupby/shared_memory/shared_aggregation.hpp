@@ -15,6 +15,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -125,6 +126,25 @@ void check_join_input(const JoinInput& input, SharedVariant variant);
 // which a placement for this query should be made with.
 int grouped_word_bytes(const GroupedInput& input);
 int join_word_bytes(const JoinInput& input);
+
+// A code column and, optionally, a value column kept on a GPU between
+// queries (SQL's route over tables held in memory): uploaded once; pass
+// codes() and values() with SharedGpuOptions::input_on_device.
+class SharedResidentColumns {
+ public:
+  SharedResidentColumns(const std::uint32_t* codes, std::size_t rows, const void* values, SharedValueType type,
+                        int device = -1);
+  ~SharedResidentColumns();
+  SharedResidentColumns(const SharedResidentColumns&) = delete;
+  SharedResidentColumns& operator=(const SharedResidentColumns&) = delete;
+  const std::uint32_t* codes() const;  // device memory
+  const void* values() const;          // device memory, or null
+  int device() const;
+
+ private:
+  struct Buffers;
+  std::unique_ptr<Buffers> buffers_;
+};
 
 bool shared_gpu_available();
 GroupedResult grouped_gpu(const GroupedInput& input, const SharedGpuOptions& options);

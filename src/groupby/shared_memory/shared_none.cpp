@@ -7,6 +7,15 @@ namespace gpuolap::groupby {
 
 bool shared_gpu_available() { return false; }
 
+struct SharedResidentColumns::Buffers {};
+SharedResidentColumns::SharedResidentColumns(const std::uint32_t*, std::size_t, const void*, SharedValueType, int) {
+  throw std::runtime_error("this gpuolap was built without CUDA: no GPU to keep columns on");
+}
+SharedResidentColumns::~SharedResidentColumns() = default;
+const std::uint32_t* SharedResidentColumns::codes() const { return nullptr; }
+const void* SharedResidentColumns::values() const { return nullptr; }
+int SharedResidentColumns::device() const { return -1; }
+
 GroupedResult grouped_gpu(const GroupedInput&, const SharedGpuOptions&) {
   throw std::runtime_error("this gpuolap was built without CUDA: grouped aggregation runs on cpu-serial");
 }

@@ -424,6 +424,36 @@ auto with_runner(int device, F&& f) {
 }  // namespace
 }  // namespace shared_gpu
 
+struct SharedResidentColumns::Buffers {
+  int device = 0;
+  DeviceBuffer<std::uint32_t> codes;
+  DeviceBuffer<std::uint8_t> values;
+  bool has_values = false;
+};
+
+SharedResidentColumns::SharedResidentColumns(const std::uint32_t* codes, std::size_t rows, const void* values,
+                                             SharedValueType type, int device)
+    : buffers_(std::make_unique<Buffers>()) {
+  if (device < 0) GPUOLAP_CUDA_CHECK(cudaGetDevice(&device));
+  GPUOLAP_CUDA_CHECK(cudaSetDevice(device));
+  buffers_->device = device;
+  try {
+    buffers_->codes.upload(codes, rows);
+    if (values) {
+      const std::size_t bytes = rows * (type == SharedValueType::Double ? 8 : 4);
+      buffers_->values.upload(static_cast<const std::uint8_t*>(values), bytes);
+      buffers_->has_values = true;
+    }
+    GPUOLAP_CUDA_CHECK(cudaDeviceSynchronize());
+  } catch (const GpuOutOfMemory& e) {
+    throw InputError(shared_gpu::text("{} rows do not fit in GPU {}'s memory ({})", rows, device, e.what()));
+  }
+}
+SharedResidentColumns::~SharedResidentColumns() = default;
+const std::uint32_t* SharedResidentColumns::codes() const { return buffers_->codes.data(); }
+const void* SharedResidentColumns::values() const { return buffers_->has_values ? buffers_->values.data() : nullptr; }
+int SharedResidentColumns::device() const { return buffers_->device; }
+
 bool shared_gpu_available() {
   int devices = 0;
   return cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
