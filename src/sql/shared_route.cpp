@@ -58,20 +58,68 @@ bool any_row(std::size_t n, F&& bad) {
   return found;
 }
 
-bool has_nulls(const table::Column& c) {
-  return !c.nulls.empty() && any_row(c.nulls.size(), [&](std::size_t i) { return c.nulls[i] != 0; });
+// What the route asks of a column, found in one parallel pass and kept per
+// table and column (a repeated query does not scan its columns again); each
+// entry keeps its table alive, so its columns cannot change under it.
+struct ColumnFacts {
+  bool nulls = false;
+  std::uint64_t codes = 1;  // integers: the largest + 1, or kMaxCodes + 1 past 0..2^24-1; strings: the dictionary's size
+  bool fits_int32 = true;   // integers
+};
+
+ColumnFacts scan_facts(const table::Column& c) {
+  ColumnFacts f;
+  f.nulls = !c.nulls.empty() && any_row(c.nulls.size(), [&](std::size_t i) { return c.nulls[i] != 0; });
+  if (c.type == table::ColumnType::String) f.codes = std::max<std::uint64_t>(c.dictionary.size(), 1);
+  if (c.type != table::ColumnType::Int64) return f;
+  struct Range {
+    std::int64_t lo = std::numeric_limits<std::int64_t>::max(), hi = std::numeric_limits<std::int64_t>::min();
+  };
+  const auto& v = c.int64s;
+  const Range r = tbb::parallel_reduce(
+      tbb::blocked_range<std::size_t>(0, v.size(), 1 << 16), Range{},
+      [&](const auto& rows, Range acc) {
+        for (std::size_t i = rows.begin(); i < rows.end(); ++i) acc.lo = std::min(acc.lo, v[i]), acc.hi = std::max(acc.hi, v[i]);
+        return acc;
+      },
+      [](Range a, Range b) { return Range{std::min(a.lo, b.lo), std::max(a.hi, b.hi)}; });
+  if (v.empty()) return f;
+  f.codes = r.lo < 0 || r.hi >= kMaxCodes ? kMaxCodes + 1 : static_cast<std::uint64_t>(r.hi) + 1;
+  f.fits_int32 = r.lo >= std::numeric_limits<std::int32_t>::min() && r.hi <= std::numeric_limits<std::int32_t>::max();
+  return f;
 }
 
+ColumnFacts facts_of(const std::shared_ptr<const table::Table>& table, int column) {
+  struct Entry {
+    std::shared_ptr<const table::Table> table;
+    int column;
+    ColumnFacts facts;
+  };
+  static std::mutex mutex;
+  static std::list<Entry> entries;
+  {
+    std::lock_guard lock(mutex);
+    for (auto it = entries.begin(); it != entries.end(); ++it)
+      if (it->table == table && it->column == column) {
+        entries.splice(entries.begin(), entries, it);
+        return entries.front().facts;
+      }
+  }
+  const ColumnFacts f = scan_facts(table->columns[column]);
+  std::lock_guard lock(mutex);
+  entries.push_front({table, column, f});
+  if (entries.size() > 16) entries.pop_back();
+  return f;
+}
+
+ColumnFacts facts_of(const LogicalQuery& q, const Expr& e) { return facts_of(q.tables[e.table].table, e.column); }
+
 // Why a value column cannot be a 4- or 8-byte operand; "" when it can.
-std::string value_refusal(const table::Column& c) {
-  if (has_nulls(c)) return "the aggregated column " + c.name + " has NULLs";
+std::string value_refusal(const table::Column& c, const ColumnFacts& f) {
+  if (f.nulls) return "the aggregated column " + c.name + " has NULLs";
   if (c.type == table::ColumnType::Double) return {};
   if (c.type != table::ColumnType::Int64) return "the aggregated column " + c.name + " is not a number";
-  if (any_row(c.int64s.size(), [&](std::size_t i) {
-        return c.int64s[i] < std::numeric_limits<std::int32_t>::min() ||
-               c.int64s[i] > std::numeric_limits<std::int32_t>::max();
-      }))
-    return "the aggregated column " + c.name + " has integers past 4 bytes";
+  if (!f.fits_int32) return "the aggregated column " + c.name + " has integers past 4 bytes";
   return {};
 }
 
@@ -81,22 +129,6 @@ struct Values {
 };
 
 std::size_t value_bytes(const table::Column& c) { return c.type == table::ColumnType::Double ? 8 : 4; }
-
-// A key column's codes: a string column's dictionary size; an integer
-// column's largest value + 1, or kMaxCodes + 1 where a value is negative or
-// past 2^24 - 1.
-std::uint64_t code_count(const table::Column& key) {
-  if (key.type == table::ColumnType::String) return std::max<std::uint64_t>(key.dictionary.size(), 1);
-  const auto& v = key.int64s;
-  return tbb::parallel_reduce(
-      tbb::blocked_range<std::size_t>(0, v.size(), 1 << 16), std::uint64_t{1},
-      [&](const auto& r, std::uint64_t top) {
-        for (std::size_t i = r.begin(); i < r.end(); ++i)
-          top = v[i] < 0 || v[i] >= kMaxCodes ? kMaxCodes + 1 : std::max<std::uint64_t>(top, v[i] + 1);
-        return top;
-      },
-      [](std::uint64_t a, std::uint64_t b) { return std::max(a, b); });
-}
 
 // Columns coded and kept on the GPU for the route, per table and columns,
 // so that a query repeated over tables held in memory (the server, `sql
@@ -145,15 +177,16 @@ std::string group_refusal(const LogicalQuery& q) {
   const table::Column& key = column_of(q, *q.group_keys[0]);
   if (key.type != table::ColumnType::Int64 && key.type != table::ColumnType::String)
     return "its key " + key.name + " is not an integer or string column";
-  if (has_nulls(key)) return "its key " + key.name + " has NULLs";
-  const std::uint64_t codes = code_count(key);
+  const ColumnFacts kf = facts_of(q, *q.group_keys[0]);
+  if (kf.nulls) return "its key " + key.name + " has NULLs";
+  const std::uint64_t codes = kf.codes;
   if (codes > kMaxCodes) return "its key " + key.name + " has values outside 0..2^24-1";
   bool same = true;
   const Expr* arg = value_argument(q, same);
   if (!same) return "its aggregates read more than one column";
   std::size_t slot_bytes = 4;
   if (arg) {
-    const std::string why = value_refusal(column_of(q, *arg));
+    const std::string why = value_refusal(column_of(q, *arg), facts_of(q, *arg));
     if (!why.empty()) return why;
     slot_bytes += 8;
     for (const AggregateCall& a : q.aggregates)
@@ -199,7 +232,7 @@ std::string join_refusal(const LogicalQuery& q, JoinSides& sides) {
     seen[k] = 1;
   }
   const table::Column& b = dim.columns[arg->column];
-  const std::string why = value_refusal(b);
+  const std::string why = value_refusal(b, facts_of(q.tables[sides.dim].table, arg->column));
   if (!why.empty()) return why;
   if (n * value_bytes(b) > kSharedBudget) return "the dimension's column passes a block's shared memory";
   return {};
@@ -276,7 +309,7 @@ QueryResult run_shared_route(const LogicalQuery& q, const SourceText& source, co
   if (q.tables.size() == 1) {
     const table::Column& key = column_of(q, *q.group_keys[0]);
     const table::Column* x = arg ? &column_of(q, *arg) : nullptr;
-    const std::uint32_t codes = static_cast<std::uint32_t>(code_count(key));
+    const std::uint32_t codes = static_cast<std::uint32_t>(facts_of(q, *q.group_keys[0]).codes);
     const auto entry = resident_columns().get(
         q.tables[0].table, q.group_keys[0]->column, arg ? arg->column : -1, codes, [&] {
           auto e = std::make_shared<ResidentColumns::Entry>();

@@ -107,11 +107,12 @@ struct SharedGpuOptions {
 // on an H100 at 2^28 rows (bench/results/h100-shared-memory-*.md).
 int auto_block_threads(std::size_t shared_bytes, std::size_t sm_shared_bytes);
 
-// The variant `auto` runs: for COUNT and 4-byte sums (native shared
-// atomics, which value conflicts do not slow on Hopper) one copy; for
-// 8-byte sums the placement when there is one, else one copy when the rows
-// of a warp rarely share a code (estimated from sampled chunks) and warp
-// aggregation when they often do. `why` says which and why.
+// The variant `auto` runs: for COUNT alone (a native 32-bit shared atomic,
+// which value conflicts do not slow on Hopper) one copy; for sums (64-bit
+// accumulators, a double's a compare-and-swap loop) the placement when
+// there is one, else one copy when the rows of a warp rarely share a code
+// (estimated from sampled chunks) and warp aggregation when they often do.
+// `why` says which and why.
 SharedVariant choose_shared_variant(const GroupedInput& input, bool has_placement, std::string& why);
 
 // cpu-serial: one thread, row after row (the oracle).

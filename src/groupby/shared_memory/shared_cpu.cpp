@@ -95,8 +95,8 @@ int auto_block_threads(std::size_t shared_bytes, std::size_t sm_shared_bytes) {
 }
 
 SharedVariant choose_shared_variant(const GroupedInput& in, bool has_placement, std::string& why) {
-  if (!in.values || in.value_type == SharedValueType::Int32) {
-    why = "COUNT and 4-byte sums update shared memory with native atomics, at the same speed at any skew";
+  if (!in.values) {
+    why = "COUNT alone updates shared memory with native 32-bit atomics, at the same speed at any skew";
     if (has_placement) why += " (the placement's copies would only take shared memory)";
     return SharedVariant::OneCopy;
   }
