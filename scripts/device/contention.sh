@@ -90,6 +90,13 @@ case "$mode" in
     db=/tmp/contention-sql
     rm -rf "$db"
     "$bin" generate zipf --db "$db" --scale "${1:-10}" --theta 1.5 > /dev/null 2>&1
+    # A sum of a 4-byte integer column (64-bit accumulators) per variant.
+    "$bin" optimize --db "$db" --table f --column a --for write --budget 4 --window 16 | grep -E "optimization|copies a value"
+    for v in shared naive-replicas placement warp-aggregation sort-reduce; do
+      echo "## groupby-shared --sum fk --variant $v"
+      timeout 60 "$bin" groupby-shared --db "$db" --table f --by a --sum fk --variant "$v" --repeat 3 --timing 2>&1 \
+        >/dev/null | grep -E "kernel|sort|reduce|plan"
+    done
     for q in "SELECT a, count(*), sum(fk) FROM f GROUP BY a ORDER BY 2 DESC LIMIT 3" \
              "SELECT count(*), sum(d1.b) FROM f JOIN d1 ON f.fk = d1.id"; do
       for engine in gpu cpu-parallel; do
