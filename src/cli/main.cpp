@@ -373,7 +373,8 @@ int main(int argc, char** argv) {
         ->capture_default_str();
     a->add_option("--variant", o.variant,
                   "global-atomics, shared (one copy), naive-replicas, placement (gpuolap optimize's), "
-                  "warp-aggregation, sort-reduce (CUB; GROUP BY only), or auto")
+                  "warp-aggregation, sort-reduce (CUB; GROUP BY only), target-store (the MOLAP engine's shared store; GROUP BY "
+                  "of doubles or COUNT), or auto")
         ->capture_default_str();
     a->add_option("--copies", o.copies, "naive-replicas: copies (0: as many as fit, at most 32)")->capture_default_str();
     add_shape(a, o);

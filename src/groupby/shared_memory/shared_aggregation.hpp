@@ -33,6 +33,8 @@ enum class SharedVariant : std::uint8_t {
   Placement,        // the paper's: the re-mapped column names the copy (placement.hpp)
   WarpAggregation,  // one copy; a warp's equal keys combined first (__match_any_sync)
   SortReduce,       // CUB: radix sort of (code, value), then reduce-by-key (Q2 only)
+  TargetStore,      // the MOLAP engine's shared store (gpu/primitives/target_store.cuh): a
+                    // replica per warp, __match_any_sync pre-aggregation (Q2; double sums)
 };
 std::string_view shared_variant_name(SharedVariant v);
 SharedVariant parse_shared_variant(std::string_view name);  // InputError listing the valid names

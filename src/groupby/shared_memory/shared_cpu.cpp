@@ -14,13 +14,14 @@
 namespace gpuolap::groupby {
 namespace {
 
-constexpr std::array<std::pair<SharedVariant, std::string_view>, 6> kNames{{
+constexpr std::array<std::pair<SharedVariant, std::string_view>, 7> kNames{{
     {SharedVariant::GlobalAtomics, "global-atomics"},
     {SharedVariant::OneCopy, "shared"},
     {SharedVariant::NaiveReplicas, "naive-replicas"},
     {SharedVariant::Placement, "placement"},
     {SharedVariant::WarpAggregation, "warp-aggregation"},
     {SharedVariant::SortReduce, "sort-reduce"},
+    {SharedVariant::TargetStore, "target-store"},
 }};
 
 void check_placement_use(const Placement* p, std::uint32_t values, PlacementGoal goal, std::size_t rows) {
@@ -75,6 +76,9 @@ void check_grouped_input(const GroupedInput& in, SharedVariant variant) {
   if (in.rows >= (std::size_t{1} << 32)) throw InputError(fmt::format("at most 2^32 - 1 rows, not {}", in.rows));
   if (in.min_max && !in.values) throw InputError("MIN and MAX need a value column");
   if (variant == SharedVariant::Placement) check_placement_use(in.placement, in.groups, PlacementGoal::Write, in.rows);
+  if (variant == SharedVariant::TargetStore && in.values && in.value_type != SharedValueType::Double)
+    throw InputError("the target store (the MOLAP engine's) sums doubles; an integer column's sum is exact in the "
+                     "other variants");
 }
 
 void check_join_input(const JoinInput& in, SharedVariant variant) {

@@ -134,6 +134,7 @@ class Runner {
     const std::size_t slot_bytes = 4 + (in.values ? 8 : 0) + (in.min_max ? 16 : 0);
     a.copies = 1;
     a.stride = c;
+    unsigned replicas = 1;
     std::string copies_text = "1 copy";
     switch (o.variant) {
       case SharedVariant::NaiveReplicas: {
@@ -151,6 +152,15 @@ class Runner {
         copies_text = text("{} slots from the placement ({:.2f} copies a value)", a.slots,
                                   static_cast<double>(a.slots) / c);
         break;
+      case SharedVariant::TargetStore: {
+        // A replica per warp of the widest block, as many as fit.
+        const std::size_t fit = max_shared() / (slot_bytes * c);
+        replicas = static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(32, fit)));
+        a.slots = replicas * c;
+        copies_text = text("{} replicas, warp w uses replica w mod {}; warps pre-aggregate by __match_any_sync",
+                           replicas, replicas);
+        break;
+      }
       default:
         a.slots = c;
         break;
@@ -166,6 +176,10 @@ class Runner {
     if (in.rows > 0) {
       if (o.variant == SharedVariant::SortReduce) {
         sort_reduce(in, a, clock);
+      } else if (o.variant == SharedVariant::TargetStore) {
+        clock.start("kernel");
+        launch_target_store(in, a, replicas, blocks, threads, smem);
+        clock.stop();
       } else {
         clock.start("kernel");
         launch_grouped(in, o.variant, a, blocks, threads, smem);
@@ -300,12 +314,6 @@ class Runner {
     return static_cast<unsigned>(std::max<std::size_t>(1, (rows + shape.rows_per_block - 1) / shape.rows_per_block));
   }
 
-  template <typename Args>
-  void launch(void (*kernel)(Args), unsigned blocks, int threads, std::size_t smem, const Args& a) {
-    GPUOLAP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-    kernel<<<blocks, threads, smem, ctx_.stream()>>>(a);
-    GPUOLAP_CHECK_LAUNCH("shared-memory operator");
-  }
 
   template <typename V, bool MinMax>
   void launch_typed(SharedVariant v, const GroupedArgs& a, unsigned blocks, int threads, std::size_t smem) {
@@ -322,6 +330,32 @@ class Runner {
     if (d) return launch_typed<double, false>(v, a, blocks, threads, smem);
     if (in.min_max) return launch_typed<std::int32_t, true>(v, a, blocks, threads, smem);
     launch_typed<std::int32_t, false>(v, a, blocks, threads, smem);
+  }
+
+  void launch_target_store(const GroupedInput& in, const GroupedArgs& a, unsigned replicas, unsigned blocks,
+                           int threads, std::size_t smem) {
+    ::gpuolap::gpu::TargetTable t{};
+    t.sum = static_cast<double*>(a.sum);
+    t.count = a.count;
+    t.min = a.min_key;
+    t.max = a.max_key;
+    t.slots = in.groups;
+    t.first = 0;
+    t.targets = in.groups;
+    t.copies = 1;
+    t.replicas = replicas;
+    constexpr int kCounts = ::gpuolap::gpu::kCount, kSums = ::gpuolap::gpu::kCount | ::gpuolap::gpu::kSum;
+    constexpr int kAll = ::gpuolap::gpu::kCount | ::gpuolap::gpu::kSum | ::gpuolap::gpu::kMin | ::gpuolap::gpu::kMax;
+    if (!in.values) return launch(grouped_target_store_kernel<kCounts, void>, blocks, threads, smem, a, t);
+    if (in.min_max) return launch(grouped_target_store_kernel<kAll, double>, blocks, threads, smem, a, t);
+    launch(grouped_target_store_kernel<kSums, double>, blocks, threads, smem, a, t);
+  }
+
+  template <typename... Args>
+  void launch(void (*kernel)(Args...), unsigned blocks, int threads, std::size_t smem, const Args&... args) {
+    GPUOLAP_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+    kernel<<<blocks, threads, smem, ctx_.stream()>>>(args...);
+    GPUOLAP_CHECK_LAUNCH("shared-memory operator");
   }
 
   // CUB: the rows sorted on their code (only the code's bits), then one

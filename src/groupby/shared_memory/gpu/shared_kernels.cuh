@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "gpu/primitives/target_store.cuh"
 #include "groupby/shared_memory/ordered_bits.hpp"
 #include "groupby/shared_memory/placement.hpp"
 
@@ -246,6 +247,30 @@ __global__ void grouped_warp_kernel(GroupedArgs a) {
   }
   __syncthreads();
   state.merge(a);
+}
+
+// The MOLAP engine's shared store (gpu/primitives/target_store.cuh) over
+// the groups: t.replicas copies in shared memory, warp w writing copy
+// w mod replicas, each warp's equal codes pre-aggregated by
+// __match_any_sync; flushed into the global result (t's arrays) per block.
+template <int F, typename V>
+__global__ void grouped_target_store_kernel(GroupedArgs a, ::gpuolap::gpu::TargetTable t) {
+  extern __shared__ __align__(16) unsigned char smem[];
+  ::gpuolap::gpu::SharedStore store{t, nullptr, nullptr, nullptr, nullptr, 0};
+  store.template bind<F>(smem);
+  const std::uint64_t begin = blockIdx.x * a.rows_per_block;
+  const std::uint64_t end = begin + a.rows_per_block < a.rows ? begin + a.rows_per_block : a.rows;
+  for (std::uint64_t base = begin; base < end; base += std::uint64_t{kUnroll} * blockDim.x) {
+    Step<V> st;
+    load_step<V>(a, base, end, st);
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      ::gpuolap::gpu::Part part{0.0, 1u, ::gpuolap::gpu::kMinIdentity, ::gpuolap::gpu::kMaxIdentity};
+      if constexpr (!std::is_void_v<V>) part = ::gpuolap::gpu::Part::of(st.value[u]);
+      ::gpuolap::gpu::contribute<Preagg::match, F>(st.ok[u], st.code[u], part, 0, store, 0);
+    }
+  }
+  store.template flush<F>();
 }
 
 // No shared memory: each row's atomics on its group's global result.
