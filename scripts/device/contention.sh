@@ -64,7 +64,7 @@ case "$mode" in
     "$bin" optimize --db "$db" --table f --column fk --for read --budget 4 > "$out/optimize-read.txt" 2>&1
     cat "$out/optimize.txt"
     "$bin" groupby-shared --db "$db" --table f --by a --sum fk --min-max --selfcheck > "$out/selfcheck.csv" 2>&1
-    echo "groupby selfcheck (int sums, min/max, 4-byte placement re-planned): exit $?"; cat "$out/selfcheck.csv"
+    echo "groupby selfcheck (integer sums, min/max, the stored placement): exit $?"; cat "$out/selfcheck.csv"
     "$bin" join-shared --db "$db" --table f --fk fk --dim d1 --value b --selfcheck > "$out/selfcheck-join.csv" 2>&1
     echo "join selfcheck: exit $?"; cat "$out/selfcheck-join.csv"
     if command -v ncu > /dev/null || [ -x /usr/local/cuda/bin/ncu ]; then
