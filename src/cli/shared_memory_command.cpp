@@ -144,6 +144,24 @@ std::optional<Placement> placement_for(const table::Database& db, const std::str
   return optimize_placement(codes, cardinality, o);
 }
 
+// The gpu engine's options from the command's.
+SharedGpuOptions gpu_options_of(const SharedCommandOptions& o, const LaunchShape& shape) {
+  SharedGpuOptions go;
+  go.shape = shape;
+  go.copies = o.copies;
+  go.device = o.device;
+  go.timing = o.timing;
+  return go;
+}
+
+[[noreturn]] void no_placement(const std::string& what, const SharedCommandOptions& o, const std::string& column,
+                               PlacementGoal goal) {
+  const std::string_view g = placement_goal_name(goal);
+  throw InputError(fmt::format("{}: no placement of {}.{} for {}s: run gpuolap optimize --db {} --table {} --column {} "
+                               "--for {}",
+                               what, o.table, column, g, o.db, o.table, column, g));
+}
+
 void print_stages(const std::vector<std::pair<std::string, double>>& stages, const std::string& plan, double wall) {
   std::cerr << "  plan: " << plan << "\n";
   for (const auto& [name, ms] : stages) std::cerr << fmt::format("  {:<20} {:>10.3f} ms\n", name, ms);
@@ -251,18 +269,11 @@ int run_groupby_shared(const SharedCommandOptions& o) {
   const auto placement = wants_placement ? placement_for(db, o.table, o.by, PlacementGoal::Write, shape, codes,
                                                          cardinality, what)
                                          : std::nullopt;
-  SharedGpuOptions go;
-  go.shape = shape;
-  go.copies = o.copies;
-  go.device = o.device;
-  go.timing = o.timing;
+  SharedGpuOptions go = gpu_options_of(o, shape);
   auto run_variant = [&](SharedVariant v) {
     GroupedInput run = in;
     if (v == SharedVariant::Placement) {
-      if (!placement)
-        throw InputError(fmt::format("groupby-shared: no placement of {}.{} for writes: run gpuolap optimize --db {} "
-                                     "--table {} --column {} --for write",
-                                     o.table, o.by, o.db, o.table, o.by));
+      if (!placement) no_placement(what, o, o.by, PlacementGoal::Write);
       run.codes = placement->column.data();
       run.placement = &*placement;
     }
@@ -360,19 +371,13 @@ int run_join_shared(const SharedCommandOptions& o) {
   // dimension's size (a key without a match has no copy to name).
   std::optional<Placement> placement;
   const bool wants_placement = o.selfcheck || (gpu && o.variant == "placement");
-  if (wants_placement && fk_cardinality <= n) placement = placement_for(db, o.table, o.fk, PlacementGoal::Read, shape, keys, in.dim_rows, what);
-  SharedGpuOptions go;
-  go.shape = shape;
-  go.copies = o.copies;
-  go.device = o.device;
-  go.timing = o.timing;
+  if (wants_placement && fk_cardinality <= n)
+    placement = placement_for(db, o.table, o.fk, PlacementGoal::Read, shape, keys, in.dim_rows, what);
+  SharedGpuOptions go = gpu_options_of(o, shape);
   auto run_variant = [&](SharedVariant v) {
     JoinInput run = in;
     if (v == SharedVariant::Placement) {
-      if (!placement)
-        throw InputError(fmt::format("join-shared: no placement of {}.{} for reads: run gpuolap optimize --db {} "
-                                     "--table {} --column {} --for read",
-                                     o.table, o.fk, o.db, o.table, o.fk));
+      if (!placement) no_placement(what, o, o.fk, PlacementGoal::Read);
       run.keys = placement->column.data();
       run.placement = &*placement;
     }

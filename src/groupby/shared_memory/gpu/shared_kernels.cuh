@@ -135,6 +135,15 @@ struct SharedState {
   }
 };
 
+// The rows block b owns: [b R, min((b+1) R, rows)).
+struct BlockRows {
+  std::uint64_t begin, end;
+};
+__device__ inline BlockRows block_rows(std::uint64_t rows, std::uint64_t per_block) {
+  const std::uint64_t begin = blockIdx.x * per_block;
+  return {begin, begin + per_block < rows ? begin + per_block : rows};
+}
+
 // Loads kUnroll rows per thread of one step of the block's rows.
 template <typename V>
 struct Step {
@@ -175,8 +184,7 @@ __global__ void grouped_shared_kernel(GroupedArgs a) {
   SharedState<V, MinMax> state(smem, a.slots);
   state.clear(a.slots);
   __syncthreads();
-  const std::uint64_t begin = blockIdx.x * a.rows_per_block;
-  const std::uint64_t end = begin + a.rows_per_block < a.rows ? begin + a.rows_per_block : a.rows;
+  const auto [begin, end] = block_rows(a.rows, a.rows_per_block);
   const std::uint32_t offset = ((threadIdx.x & 31u) % a.copies) * a.stride;
   for (std::uint64_t base = begin; base < end; base += std::uint64_t{kUnroll} * blockDim.x) {
     Step<V> st;
@@ -207,8 +215,7 @@ __global__ void grouped_warp_kernel(GroupedArgs a) {
   state.clear(a.slots);
   __syncthreads();
   const unsigned lane = threadIdx.x & 31u;
-  const std::uint64_t begin = blockIdx.x * a.rows_per_block;
-  const std::uint64_t end = begin + a.rows_per_block < a.rows ? begin + a.rows_per_block : a.rows;
+  const auto [begin, end] = block_rows(a.rows, a.rows_per_block);
   // Every lane of a warp runs every step (the shuffles need them all): the
   // loop bound is the block's, rows past `end` are marked not ok.
   for (std::uint64_t base = begin; base < end; base += std::uint64_t{kUnroll} * blockDim.x) {
@@ -258,8 +265,7 @@ __global__ void grouped_target_store_kernel(GroupedArgs a, ::gpuolap::gpu::Targe
   extern __shared__ __align__(16) unsigned char smem[];
   ::gpuolap::gpu::SharedStore store{t, nullptr, nullptr, nullptr, nullptr, 0};
   store.template bind<F>(smem);
-  const std::uint64_t begin = blockIdx.x * a.rows_per_block;
-  const std::uint64_t end = begin + a.rows_per_block < a.rows ? begin + a.rows_per_block : a.rows;
+  const auto [begin, end] = block_rows(a.rows, a.rows_per_block);
   for (std::uint64_t base = begin; base < end; base += std::uint64_t{kUnroll} * blockDim.x) {
     Step<V> st;
     load_step<V>(a, base, end, st);
@@ -276,8 +282,7 @@ __global__ void grouped_target_store_kernel(GroupedArgs a, ::gpuolap::gpu::Targe
 // No shared memory: each row's atomics on its group's global result.
 template <typename V, bool MinMax>
 __global__ void grouped_global_kernel(GroupedArgs a) {
-  const std::uint64_t begin = blockIdx.x * a.rows_per_block;
-  const std::uint64_t end = begin + a.rows_per_block < a.rows ? begin + a.rows_per_block : a.rows;
+  const auto [begin, end] = block_rows(a.rows, a.rows_per_block);
   for (std::uint64_t base = begin; base < end; base += std::uint64_t{kUnroll} * blockDim.x) {
     Step<V> st;
     load_step<V>(a, base, end, st);
@@ -327,8 +332,7 @@ __global__ void join_kernel(JoinArgs a) {
     column[s] = v < a.dim_rows ? dim[v] : V{};
   }
   __syncthreads();
-  const std::uint64_t begin = blockIdx.x * a.rows_per_block;
-  const std::uint64_t end = begin + a.rows_per_block < a.rows ? begin + a.rows_per_block : a.rows;
+  const auto [begin, end] = block_rows(a.rows, a.rows_per_block);
   const std::uint32_t offset = ((threadIdx.x & 31u) % (a.copies ? a.copies : 1u)) * a.stride;
   Sum acc = 0;
   unsigned long long matched = 0;
