@@ -18,6 +18,8 @@
 // window       fig. 6/9: Q2 with the placement vs window 0/4/16/64, its
 //              optimization time, at 2^sweep-log2-rows rows
 // budget       fig. 8: Q2 with the placement vs budget 1..12, same rows
+// values       fig. 7: Q2 with a placement that avoids value conflicts only
+//              (banks ignored) beside the full one, budget 12, window 16
 // threads      Q2 SUM(double) with one copy, naive replicas and the
 //              placement at 256, 512 and 1,024 threads a block (the state's
 //              shared memory decides how many blocks an SM holds), theta 0
@@ -174,8 +176,9 @@ struct Bench {
   double floor_ms(std::size_t bytes) const { return bytes / bandwidth * 1e3; }
 
   Placement place(const std::vector<std::uint32_t>& codes, std::uint32_t c, PlacementGoal goal, double budget,
-                  int window, int word_bytes) {
+                  int window, int word_bytes, bool banks = true) {
     PlacementOptions po;
+    po.banks = banks;
     po.goal = goal;
     po.shape = shape;
     po.shape.block_threads = 512;  // recorded only: threads do not change the chunks
@@ -328,6 +331,14 @@ void sweep_figures(Bench& b) {
     };
     if (wants(b.o, "window"))
       for (int window : {0, 4, 16, 64}) point("window", 12, window);
+    if (wants(b.o, "values")) {
+      point("values-and-banks", 12, 16);
+      const Placement p = b.place(codes, 1024, PlacementGoal::Write, 12, 16, 8, false);
+      upload(b.d_placed, p.column);
+      std::string plan;
+      const Timing t = b.q2(codes, 1024, dx, SharedVariant::Placement, &p, plan);
+      b.csv.row("values-only", "q2-sum-double", theta, 1024, rows, "placement", &p, t, floor, plan);
+    }
     if (wants(b.o, "budget"))
       for (double budget : {1.0, 2.0, 4.0, 8.0, 12.0}) point("budget", budget, 16);
   }
@@ -399,7 +410,7 @@ int main(int argc, char** argv) {
   Bench bench{o, bandwidth, Csv(o.out)};
   if (wants(o, "variants")) variants_figure(bench);
   if (wants(o, "threads")) threads_figure(bench);
-  if (wants(o, "window") || wants(o, "budget")) sweep_figures(bench);
+  if (wants(o, "window") || wants(o, "budget") || wants(o, "values")) sweep_figures(bench);
   if (wants(o, "copies") || wants(o, "cardinality")) copies_figures(bench);
   return 0;
 }

@@ -89,6 +89,26 @@ TEST(Placement, WritesGetFewerRoundsAndSkewMoreCopiesOfItsHeavyHitters) {
   EXPECT_LE(p.stats.copies_per_value, 4.0);
 }
 
+TEST(Placement, ValueConflictsOnlyLeaveBankConflicts) {
+  // The paper's fig. 7: without banks, no two rows of a chunk (or of the
+  // window) share a slot, but banks still collide.
+  const auto codes = test::zipf_codes(1 << 16, 1024, 1.0, 11);
+  PlacementOptions o;
+  o.shape = LaunchShape{256, 1 << 14, 4};
+  o.budget = 0;
+  o.window = 4;
+  o.banks = false;
+  const Placement p = optimize_placement(codes, 1024, o);
+  EXPECT_NO_THROW(check_placement(p, codes));
+  EXPECT_EQ(p.stats.after.window_conflicts, 0u);
+  EXPECT_GT(p.stats.after.write_conflicted_chunks, p.stats.chunks / 2);  // bank conflicts remain
+  for (std::size_t r = 0; r < codes.size(); r += kChunkRows)
+    for (std::size_t i = r; i < r + kChunkRows; ++i)
+      for (std::size_t j = r; j < i; ++j) ASSERT_NE(p.column[i], p.column[j]) << "rows " << i << ", " << j;
+  o.banks = true;
+  EXPECT_EQ(optimize_placement(codes, 1024, o).stats.after.write_conflicted_chunks, 0u);
+}
+
 TEST(Placement, BadInputIsNamed) {
   PlacementOptions o;
   EXPECT_THROW(

@@ -166,7 +166,42 @@ class ChunkPlacer {
     owner_[bank] = item;
   }
 
+  // Value conflicts only (PlacementOptions::banks false): each row takes
+  // its value's least recently used copy that no other row of the chunk or
+  // of the window uses, a new copy in the emptiest bank where none is free,
+  // past the budget one outside the chunk only, last any.
+  void place_values_only(const std::uint32_t* codes, std::uint32_t* out, int first, int last) {
+    for (int lane = first; lane < last; ++lane) {
+      const std::uint32_t v = codes[lane];
+      std::uint32_t n = copies_.count(v);
+      std::uint32_t chosen = n;
+      std::uint32_t c = s_->cursor[v] % n;
+      for (int pass = 0; pass < 2 && chosen == n; ++pass) {
+        if (pass == 1) {
+          owner_.fill(-1);  // every bank may take the new copy
+          items_[0] = Item{v, -1, 0, 0};
+          if (new_copy(0)) {
+            chosen = items_[0].copy;
+            break;
+          }
+          if (o_.window == 0) break;
+        }
+        for (std::uint32_t k = 0; k < n; ++k, c = c + 1 == n ? 0 : c + 1)
+          if (feasible(copies_.slot(v, c), pass == 0)) {
+            chosen = c;
+            break;
+          }
+      }
+      n = copies_.count(v);
+      if (chosen >= n) chosen = s_->cursor[v] % n;  // a conflict: past the budget
+      out[lane] = copies_.slot(v, chosen);
+      s_->cursor[v] = chosen + 1;
+      used_[used_count_++] = out[lane];
+    }
+  }
+
   void place_phase(const std::uint32_t* codes, std::uint32_t* out, int first, int last) {
+    if (!o_.banks && o_.goal == PlacementGoal::Write) return place_values_only(codes, out, first, last);
     // Items: every lane for writes; each distinct value once for reads (its
     // other lanes read the same slot, a broadcast).
     n_items_ = 0;

@@ -77,6 +77,9 @@ struct PlacementOptions {
   // avoids (0: ignore inter-warp conflicts). Reads ignore it.
   int window = 16;
   int threads = 0;  // 0: every core; 1 gives the same placement every run
+  // false: writes avoid value conflicts only, not bank conflicts (the
+  // paper's fig. 7, which measures what avoiding bank conflicts adds).
+  bool banks = true;
 };
 
 // Table 1 of the paper, averaged over chunks: distinct banks a chunk
