@@ -355,7 +355,7 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   op->add_option("--budget", opt.budget, "Slots in all at most B x C (copies a value on average, >= 1), or 'unbounded'")
       ->capture_default_str();
-  op->add_option("--window", opt.window, "Earlier chunks of a block whose slots a write avoids (0: none)")
+  op->add_option("--window", opt.window, "Earlier chunks of a block whose slots a write avoids (0: none; at most 1,024)")
       ->capture_default_str();
   op->add_option("--threads", opt.threads, "CPU threads (0: all; 1: the same placement every run)")->capture_default_str();
   op->add_option("--word-bytes", opt.word_bytes,

@@ -16,6 +16,7 @@
 #include "groupby/shared_memory/shared_aggregation.hpp"
 #include "sql/result_format.hpp"
 #include "table/database.hpp"
+#include "table/date.hpp"
 
 namespace gpuolap::cli {
 namespace {
@@ -128,7 +129,16 @@ std::optional<Placement> placement_for(const table::Database& db, const std::str
   if (!stored) return std::nullopt;
   const bool current = stored->table_stamp == table_file_stamp(db.table_path(table)) &&
                        stored->placement.column.size() == codes.size() && stored->placement.cardinality == cardinality;
-  if (current && same_chunks(stored->placement.shape, shape)) return std::move(stored->placement);
+  if (current && same_chunks(stored->placement.shape, shape)) {
+    // Every row must name a copy of its own value: a file edited and
+    // re-checksummed would otherwise give wrong groups, not an error.
+    try {
+      check_placement(stored->placement, codes);
+    } catch (const InputError& e) {
+      throw InputError(fmt::format("{}: {}", placement_path(db.dir(), table, column, goal).string(), e.what()));
+    }
+    return std::move(stored->placement);
+  }
   PlacementOptions o;
   o.goal = goal;
   o.shape = shape;
@@ -170,6 +180,7 @@ void print_stages(const std::vector<std::pair<std::string, double>>& stages, con
 
 std::string key_text(const table::Column& key, std::uint32_t code) {
   if (key.type == table::ColumnType::String) return sql::csv_field(key.dictionary.at(code), key.dictionary.at(code).empty());
+  if (key.type == table::ColumnType::Date) return table::format_date(static_cast<std::int32_t>(code));
   return fmt::format("{}", code);
 }
 
@@ -372,7 +383,7 @@ int run_join_shared(const SharedCommandOptions& o) {
   std::optional<Placement> placement;
   const bool wants_placement = o.selfcheck || (gpu && o.variant == "placement");
   if (wants_placement && fk_cardinality <= n)
-    placement = placement_for(db, o.table, o.fk, PlacementGoal::Read, shape, keys, in.dim_rows, what);
+    placement = placement_for(db, o.table, o.fk, PlacementGoal::Read, shape, keys, fk_cardinality, what);
   SharedGpuOptions go = gpu_options_of(o, shape);
   auto run_variant = [&](SharedVariant v) {
     JoinInput run = in;

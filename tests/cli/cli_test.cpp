@@ -452,8 +452,18 @@ TEST_F(Cli, SharedMemoryOperatorsAnswerAsSqlDoesAndPlacementsFollowTheirTable) {
   const std::string neg = file("n.csv", "a\n1\n-4\n");
   ASSERT_EQ(run("table load --db " + path("db") + " --name n --csv " + neg).status, 0);
   expect_input_error("optimize" + db + "--table n --column a", {"row 2", "-4"});
-  if (!machine_has_gpu())
+  if (!machine_has_gpu()) {
     expect_input_error("groupby-shared" + db + "--table f --by a --engine gpu", {"needs an NVIDIA GPU"});
+    expect_input_error("sql" + db + "--engine gpu \"SELECT count(*), sum(d.b) FROM f JOIN d ON f.fk = d.id\"",
+                       {"needs an NVIDIA GPU"});
+  }
+  // A date key prints as a date.
+  const std::string dates = file("dates.csv", "day,v\n1970-01-03,1\n1970-01-01,2\n1970-01-03,3\n");
+  ASSERT_EQ(run("table load --db " + path("db") + " --name dates --types " +
+                file("dt.json", R"({"day": "date", "v": "int64"})") + " --csv " + dates).status, 0);
+  EXPECT_EQ(run("groupby-shared" + db + "--table dates --by day --sum v --engine cpu-serial").out,
+            "day,count,sum(v)\n1970-01-01,1,2\n1970-01-03,2,4\n");
+  expect_input_error("optimize" + db + "--table f --column a --window 5000", {"window", "1,024"});
   // The stored placement knows its table's version.
   EXPECT_NE(run("optimize" + db + "--table f --column a --show").out.find("current: made for this version"),
             std::string::npos);

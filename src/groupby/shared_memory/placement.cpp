@@ -57,27 +57,45 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // Each value's copies. Copy 0 of v is slot v; the others are appended, under
-// the writer's mutex, to an array of `cap - 1` slots made at v's first extra
-// copy. Readers load the count (acquire) and read below it.
+// the writer's mutex, to an array that grows by doubling (a value holds
+// memory for the copies it has, not for the most it may get). A grown
+// array replaces the old one, which is kept until the end: a reader that
+// loaded the old pointer still reads valid copies below the count it
+// loaded. Readers load the count (acquire), then the array (acquire); the
+// writer publishes the array before the count.
 class Copies {
  public:
-  Copies(std::uint32_t values, std::uint32_t cap) : count_(values), extra_(values), cap_(cap) {
+  Copies(std::uint32_t values, std::uint32_t cap) : count_(values), extra_(values), capacity_(values, 0), cap_(cap) {
     for (auto& c : count_) c.store(1, std::memory_order_relaxed);
+    for (auto& e : extra_) e.store(nullptr, std::memory_order_relaxed);
   }
   std::uint32_t count(std::uint32_t v) const { return count_[v].load(std::memory_order_acquire); }
-  std::uint32_t slot(std::uint32_t v, std::uint32_t i) const { return i == 0 ? v : extra_[v][i - 1]; }
+  std::uint32_t slot(std::uint32_t v, std::uint32_t i) const {
+    return i == 0 ? v : extra_[v].load(std::memory_order_acquire)[i - 1];
+  }
   bool full(std::uint32_t v) const { return count_[v].load(std::memory_order_relaxed) >= cap_; }
-  // Under the writer's mutex.
+  // Under the writer's mutex, and only when !full(v).
   void append(std::uint32_t v, std::uint32_t slot) {
     const std::uint32_t n = count_[v].load(std::memory_order_relaxed);
-    if (!extra_[v]) extra_[v] = std::make_unique<std::uint32_t[]>(cap_ - 1);
-    extra_[v][n - 1] = slot;
+    std::uint32_t* array = extra_[v].load(std::memory_order_relaxed);
+    if (n - 1 == capacity_[v]) {
+      const std::uint32_t grown = std::min(cap_ - 1, std::max<std::uint32_t>(4, 2 * capacity_[v]));
+      auto bigger = std::make_unique<std::uint32_t[]>(grown);
+      if (array) std::copy(array, array + capacity_[v], bigger.get());
+      array = bigger.get();
+      arrays_.push_back(std::move(bigger));  // the old ones stay for readers that hold them
+      capacity_[v] = grown;
+      extra_[v].store(array, std::memory_order_release);
+    }
+    array[n - 1] = slot;
     count_[v].store(n + 1, std::memory_order_release);
   }
 
  private:
   std::vector<std::atomic<std::uint32_t>> count_;
-  std::vector<std::unique_ptr<std::uint32_t[]>> extra_;
+  std::vector<std::atomic<std::uint32_t*>> extra_;
+  std::vector<std::uint32_t> capacity_;  // the writer's
+  std::vector<std::unique_ptr<std::uint32_t[]>> arrays_;
   std::uint32_t cap_;
 };
 
@@ -173,27 +191,27 @@ class ChunkPlacer {
   void place_values_only(const std::uint32_t* codes, std::uint32_t* out, int first, int last) {
     for (int lane = first; lane < last; ++lane) {
       const std::uint32_t v = codes[lane];
-      std::uint32_t n = copies_.count(v);
-      std::uint32_t chosen = n;
+      // The copies this row searches: those it sees now (another thread's
+      // newer ones have not been through feasible(), which sizes the stamps).
+      const std::uint32_t n = copies_.count(v);
+      std::uint32_t chosen = 0;
+      bool found = false;
       std::uint32_t c = s_->cursor[v] % n;
-      for (int pass = 0; pass < 2 && chosen == n; ++pass) {
+      for (int pass = 0; pass < 2 && !found; ++pass) {
         if (pass == 1) {
           owner_.fill(-1);  // every bank may take the new copy
           items_[0] = Item{v, -1, 0, 0};
           if (new_copy(0)) {
             chosen = items_[0].copy;
+            found = true;
             break;
           }
           if (o_.window == 0) break;
         }
-        for (std::uint32_t k = 0; k < n; ++k, c = c + 1 == n ? 0 : c + 1)
-          if (feasible(copies_.slot(v, c), pass == 0)) {
-            chosen = c;
-            break;
-          }
+        for (std::uint32_t k = 0; k < n && !found; ++k, c = c + 1 == n ? 0 : c + 1)
+          if (feasible(copies_.slot(v, c), pass == 0)) chosen = c, found = true;
       }
-      n = copies_.count(v);
-      if (chosen >= n) chosen = s_->cursor[v] % n;  // a conflict: past the budget
+      if (!found) chosen = s_->cursor[v] % n;  // a conflict, past the budget
       out[lane] = copies_.slot(v, chosen);
       s_->cursor[v] = chosen + 1;
       used_[used_count_++] = out[lane];
@@ -324,6 +342,10 @@ class ChunkPlacer {
       return false;
     }
     std::lock_guard lock(layout_.mutex);
+    if (copies_.full(v)) {  // another thread may have filled it meanwhile
+      ++s_->refusals;
+      return false;
+    }
     int best = -1;
     for (std::uint32_t k = 0; k < banks_; ++k) {
       const int b = static_cast<int>((s_->chunk + k) % banks_);
@@ -373,10 +395,10 @@ Placement optimize_placement(const std::vector<std::uint32_t>& codes, std::uint3
   check_shape(o.shape);
   if (cardinality < 1 || cardinality > (1u << 24))
     throw InputError(fmt::format("the column's cardinality must be from 1 to 2^24, not {}", cardinality));
-  if (!(o.budget == 0 || (o.budget >= 1 && std::isfinite(o.budget))))
+  if (!(o.budget == 0 || (o.budget >= 1 && o.budget <= 1e6)))
     throw InputError(fmt::format("the budget is copies per value on average, at least 1 (0: unbounded), not {}",
                                  o.budget));
-  if (o.window < 0 || o.window > 4096) throw InputError(fmt::format("the window must be from 0 to 4096 chunks, not {}", o.window));
+  if (o.window < 0 || o.window > 1024) throw InputError(fmt::format("the window must be from 0 to 1,024 chunks, not {}", o.window));
   for (std::size_t r = 0; r < codes.size(); ++r)
     if (codes[r] >= cardinality)
       throw InputError(fmt::format("row {}: value {} is not a code below the cardinality {}", r + 1, codes[r], cardinality));

@@ -75,7 +75,7 @@ struct PlacementOptions {
   double budget = 4;
   // Chunks before the current one, in the same block, whose slots a write
   // avoids (0: ignore inter-warp conflicts). Reads ignore it.
-  int window = 16;
+  int window = 16;  // at most 1,024
   int threads = 0;  // 0: every core; 1 gives the same placement every run
   // false: writes avoid value conflicts only, not bank conflicts (the
   // paper's fig. 7, which measures what avoiding bank conflicts adds).
@@ -104,7 +104,8 @@ struct PlacementStats {
   std::uint64_t replicated_values = 0;  // copies beyond the first
   std::uint32_t max_copies = 0;         // of one value
   double copies_per_value = 0;          // copies / C
-  std::uint64_t budget_refusals = 0;    // copies the budget refused
+  std::uint64_t budget_refusals = 0;    // attempts to make a copy that the budget (or one value's
+                                        // most copies, 32 x (window + 2) + 32) refused
   double seconds = 0;                   // the optimization (not the statistics)
   int threads = 0;
 };

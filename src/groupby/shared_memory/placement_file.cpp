@@ -140,8 +140,8 @@ std::optional<StoredPlacement> load_placement(const std::filesystem::path& dir, 
   Header h;
   std::memcpy(&h, bytes.data() + sizeof kMagic, sizeof h);
   const std::uint64_t body = sizeof kMagic + sizeof h;
-  if (h.table_name_bytes > 256 || h.column_name_bytes > 256 || h.rows > (std::uint64_t{1} << 32) ||
-      h.slots > (std::uint64_t{1} << 32) ||
+  if (h.table_name_bytes > 256 || h.column_name_bytes > 256 || h.rows >= (std::uint64_t{1} << 32) ||
+      h.slots >= (std::uint64_t{1} << 32) ||
       body + h.table_name_bytes + h.column_name_bytes + 4 * (h.rows + h.slots) + 8 != bytes.size())
     fail(path, "corrupt: its sizes do not add up to the file's");
   StoredPlacement s;

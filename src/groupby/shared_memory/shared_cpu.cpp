@@ -29,7 +29,9 @@ void check_placement_use(const Placement* p, std::uint32_t values, PlacementGoal
   if (p->goal != goal)
     throw InputError(fmt::format("the placement was made for {}s; this operator {}s its slots",
                                  placement_goal_name(p->goal), placement_goal_name(goal)));
-  if (p->cardinality != values)
+  // A read placement may cover fewer values than the dimension has rows
+  // (the keys' largest + 1); a write placement's values are the groups.
+  if (goal == PlacementGoal::Write ? p->cardinality != values : p->cardinality > values)
     throw InputError(fmt::format("the placement is over {} values, the query over {}", p->cardinality, values));
   if (p->column.size() != rows)
     throw InputError(fmt::format("the placement has {} rows, the table {}", p->column.size(), rows));
@@ -79,6 +81,9 @@ void check_grouped_input(const GroupedInput& in, SharedVariant variant) {
   if (variant == SharedVariant::TargetStore && in.values && in.value_type != SharedValueType::Double)
     throw InputError("the target store (the MOLAP engine's) sums doubles; an integer column's sum is exact in the "
                      "other variants");
+  if (variant == SharedVariant::TargetStore && in.min_max)
+    throw InputError("the target store (the MOLAP engine's) orders a NaN by its bits, not above every number as SQL "
+                     "does; MIN and MAX run in the other variants");
 }
 
 void check_join_input(const JoinInput& in, SharedVariant variant) {

@@ -139,10 +139,9 @@ class Runner {
     switch (o.variant) {
       case SharedVariant::NaiveReplicas: {
         a.stride = round_up(c, 32) + 1;
-        const std::size_t fit = max_shared() / (slot_bytes * a.stride);
-        a.copies = static_cast<std::uint32_t>(o.copies > 0 ? o.copies : std::min<std::size_t>(32, fit));
+        a.copies = naive_copies(o, slot_bytes * a.stride);
         copies_text = text("{} copies, lane l uses copy l mod {}", a.copies, a.copies);
-        a.slots = a.copies * a.stride;
+        a.slots = slots_of(std::uint64_t{a.copies} * a.stride, slot_bytes, o.variant);
         break;
       }
       case SharedVariant::Placement:
@@ -251,9 +250,8 @@ class Runner {
         break;
       case SharedVariant::NaiveReplicas: {
         a.stride = round_up(in.dim_rows, 32) + 1;
-        const std::size_t fit = max_shared() / (value_bytes * a.stride);
-        a.copies = static_cast<std::uint32_t>(o.copies > 0 ? o.copies : std::min<std::size_t>(32, fit));
-        a.slots = a.copies * a.stride;
+        a.copies = naive_copies(o, value_bytes * a.stride);
+        a.slots = slots_of(std::uint64_t{a.copies} * a.stride, value_bytes, o.variant);
         copies_text = text("{} copies, lane l uses copy l mod {}", a.copies, a.copies);
         break;
       }
@@ -269,7 +267,8 @@ class Runner {
         break;
     }
     const std::size_t smem = value_bytes * a.slots;
-    if (smem) need_shared(smem, o.variant);
+    // The kernel's own 512 bytes of static shared memory (the block's sum).
+    if (smem) need_shared(smem + 512, o.variant);
     const unsigned blocks = grid(in.rows, o.shape);
     const int threads = block_threads(o.shape, smem);
     JoinResult r;
@@ -298,7 +297,21 @@ class Runner {
  private:
   std::size_t max_shared() const { return static_cast<std::size_t>(ctx_.props().sharedMemPerBlockOptin); }
 
-  void need_shared(std::size_t bytes, SharedVariant v) const {
+  // Naive replication's copies: the options' (1..32), else as many as fit,
+  // at most 32 and at least 1 (need_shared then refuses one that does not).
+  std::uint32_t naive_copies(const SharedGpuOptions& o, std::size_t copy_bytes) const {
+    if (o.copies < 0 || o.copies > 32)
+      throw InputError(text("naive replicas take 1 to 32 copies (0: as many as fit), not {}", o.copies));
+    if (o.copies > 0) return static_cast<std::uint32_t>(o.copies);
+    return static_cast<std::uint32_t>(std::clamp<std::size_t>(max_shared() / copy_bytes, 1, 32));
+  }
+  // Slots that shared memory must hold, refused by name when they do not fit.
+  std::uint32_t slots_of(std::uint64_t slots, std::size_t slot_bytes, SharedVariant v) const {
+    need_shared(slots * slot_bytes, v);
+    return static_cast<std::uint32_t>(slots);
+  }
+
+  void need_shared(std::uint64_t bytes, SharedVariant v) const {
     if (bytes > max_shared())
       throw InputError(text("variant {} needs {} bytes of shared memory a block; GPU {} gives at most {} "
                                    "(fewer copies, a smaller --budget, or global-atomics / sort-reduce)",
