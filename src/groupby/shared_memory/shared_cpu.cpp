@@ -8,7 +8,7 @@
 #include <limits>
 
 #include "gpuolap/error.hpp"
-#include "groupby/shared_memory/ordered_bits.hpp"
+#include "groupby/aggregate_state.hpp"  // order_bits: MIN/MAX as unsigned words
 #include "groupby/shared_memory/shared_aggregation.hpp"
 
 namespace gpuolap::groupby {
@@ -163,11 +163,11 @@ GroupedResult grouped_cpu(const GroupedInput& in) {
     if (ints) {
       const std::int32_t x = static_cast<const std::int32_t*>(in.values)[row];
       r.sum_ints[g] += x;
-      key = ordered_bits(x);
+      key = order_bits(std::int64_t{x});
     } else {
       const double x = static_cast<const double*>(in.values)[row];
       r.sum_doubles[g] += x;
-      key = ordered_bits(x);
+      key = order_bits(x);
     }
     if (in.min_max) {
       lo[g] = std::min(lo[g], key);
@@ -178,12 +178,12 @@ GroupedResult grouped_cpu(const GroupedInput& in) {
     if (ints) {
       r.min_ints.resize(c);
       r.max_ints.resize(c);
-      for (std::size_t g = 0; g < c; ++g) r.min_ints[g] = int_of_ordered(lo[g]), r.max_ints[g] = int_of_ordered(hi[g]);
+      for (std::size_t g = 0; g < c; ++g) r.min_ints[g] = int_of_order_bits(lo[g]), r.max_ints[g] = int_of_order_bits(hi[g]);
     } else {
       r.min_doubles.resize(c);
       r.max_doubles.resize(c);
       for (std::size_t g = 0; g < c; ++g)
-        r.min_doubles[g] = double_of_ordered(lo[g]), r.max_doubles[g] = double_of_ordered(hi[g]);
+        r.min_doubles[g] = double_of_order_bits(lo[g]), r.max_doubles[g] = double_of_order_bits(hi[g]);
     }
   }
   return r;

@@ -5,7 +5,7 @@
 
 #include "gpu/runtime/cuda_check.cuh"
 #include "gpuolap/error.hpp"
-#include "molap/gpu/text.hpp"
+#include "gpu/runtime/text.hpp"
 
 namespace gpuolap::gpu {
 

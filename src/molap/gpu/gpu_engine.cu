@@ -7,7 +7,7 @@
 #include "molap/gpu/gpu_engine.cuh"
 #include "molap/gpu/gpu_engine.hpp"
 #include "molap/gpu/multi_gpu_engine.hpp"
-#include "molap/gpu/text.hpp"
+#include "gpu/runtime/text.hpp"
 
 namespace gpuolap {
 

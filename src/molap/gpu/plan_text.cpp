@@ -1,6 +1,6 @@
 #include "molap/gpu/plan_text.hpp"
 
-#include "molap/gpu/text.hpp"
+#include "gpu/runtime/text.hpp"
 
 namespace gpuolap::gpu {
 

@@ -6,7 +6,7 @@
 #include "gpuolap/error.hpp"
 #include "molap/gpu/gpu_engine.cuh"
 #include "molap/planning/relevant_pages.hpp"
-#include "molap/gpu/text.hpp"
+#include "gpu/runtime/text.hpp"
 
 namespace gpuolap::gpu {
 

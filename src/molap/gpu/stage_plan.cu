@@ -4,7 +4,7 @@
 
 #include "gpuolap/error.hpp"
 #include "molap/gpu/gpu_engine.cuh"
-#include "molap/gpu/text.hpp"
+#include "gpu/runtime/text.hpp"
 
 namespace gpuolap::gpu {
 

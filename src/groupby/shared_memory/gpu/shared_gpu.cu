@@ -5,6 +5,7 @@
 #include <thrust/iterator/transform_iterator.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <map>
@@ -17,11 +18,15 @@
 #include "gpu/runtime/device_buffer.cuh"
 #include "gpu/runtime/device_context.cuh"
 #include "gpu/runtime/gpu_error.hpp"
+#include "gpu/runtime/text.hpp"
 #include "gpuolap/error.hpp"
 #include "groupby/shared_memory/gpu/shared_kernels.cuh"
 #include "groupby/shared_memory/shared_aggregation.hpp"
 
 namespace gpuolap::groupby {
+
+using ::gpuolap::gpu::text;
+
 namespace shared_gpu {
 namespace {
 
@@ -65,22 +70,12 @@ __global__ void scatter_counts(const std::uint32_t* keys, const int* lengths, co
     count[keys[i]] = static_cast<unsigned long long>(lengths[i]);
 }
 
-// fmt does not compile under nvcc here: each "{...}" of `format` is the
-// next argument, streamed (doubles with 3 significant digits).
-template <typename... A>
-std::string text(std::string_view format, const A&... args) {
-  std::ostringstream out;
-  out.precision(3);
-  std::size_t at = 0;
-  auto next = [&](const auto& arg) {
-    const std::size_t open = format.find('{', at);
-    if (open == std::string_view::npos) return;
-    out << format.substr(at, open - at) << arg;
-    at = format.find('}', open) + 1;
-  };
-  (next(args), ...);
-  out << format.substr(at);
-  return out.str();
+// The plan's line: what ran, with what copies, in what launch.
+std::string plan_text(SharedVariant v, const std::string& copies, unsigned blocks, int threads, bool auto_threads,
+                      const LaunchShape& shape, std::size_t smem) {
+  return text(shared_variant_name(v), ": ", copies, "; ", blocks, " blocks of ", threads, " threads",
+                              auto_threads ? " (auto)" : "", ", ", shape.rows_per_block, " rows a block; ", smem,
+                              " bytes of shared memory a block");
 }
 
 int bits_for(std::uint32_t values) {
@@ -140,7 +135,7 @@ class Runner {
       case SharedVariant::NaiveReplicas: {
         a.stride = round_up(c, 32) + 1;
         a.copies = naive_copies(o, slot_bytes * a.stride);
-        copies_text = text("{} copies, lane l uses copy l mod {}", a.copies, a.copies);
+        copies_text = text(a.copies, " copies, lane l uses copy l mod ", a.copies);
         a.slots = slots_of(std::uint64_t{a.copies} * a.stride, slot_bytes, o.variant);
         break;
       }
@@ -148,16 +143,15 @@ class Runner {
         slot_value_.upload(in.placement->slot_value, s);
         a.slot_value = slot_value_.data();
         a.slots = static_cast<std::uint32_t>(in.placement->slot_value.size());
-        copies_text = text("{} slots from the placement ({:.2f} copies a value)", a.slots,
-                                  static_cast<double>(a.slots) / c);
+        copies_text = text(a.slots, " slots from the placement (", std::round(100.0 * a.slots / c) / 100, " copies a value)");
         break;
       case SharedVariant::TargetStore: {
         // A replica per warp of the widest block, as many as fit.
         const std::size_t fit = max_shared() / (slot_bytes * c);
         replicas = static_cast<unsigned>(std::max<std::size_t>(1, std::min<std::size_t>(32, fit)));
         a.slots = replicas * c;
-        copies_text = text("{} replicas, warp w uses replica w mod {}; warps pre-aggregate by __match_any_sync",
-                           replicas, replicas);
+        copies_text = text(replicas, " replicas, warp w uses replica w mod ", replicas,
+                           "; warps pre-aggregate by __match_any_sync");
         break;
       }
       default:
@@ -169,9 +163,7 @@ class Runner {
     if (shared) need_shared(smem, o.variant);
     const unsigned blocks = grid(in.rows, o.shape);
     const int threads = block_threads(o.shape, smem);
-    r.plan = text("{}: {}; {} blocks of {} threads{}, {} rows a block; {} bytes of shared memory a block",
-                         shared_variant_name(o.variant), copies_text, blocks, threads,
-                         o.shape.block_threads ? "" : " (auto)", o.shape.rows_per_block, smem);
+    r.plan = plan_text(o.variant, copies_text, blocks, threads, o.shape.block_threads == 0, o.shape, smem);
     if (in.rows > 0) {
       if (o.variant == SharedVariant::SortReduce) {
         sort_reduce(in, a, clock);
@@ -200,11 +192,11 @@ class Runner {
         const auto lo = lo_.download(c, s), hi = hi_.download(c, s);
         for (std::uint32_t g = 0; g < c; ++g) {
           if (in.value_type == SharedValueType::Double) {
-            r.min_doubles.push_back(double_of_ordered(lo[g]));
-            r.max_doubles.push_back(double_of_ordered(hi[g]));
+            r.min_doubles.push_back(double_of_order_bits(lo[g]));
+            r.max_doubles.push_back(double_of_order_bits(hi[g]));
           } else {
-            r.min_ints.push_back(int_of_ordered(lo[g]));
-            r.max_ints.push_back(int_of_ordered(hi[g]));
+            r.min_ints.push_back(int_of_order_bits(lo[g]));
+            r.max_ints.push_back(int_of_order_bits(hi[g]));
           }
         }
       }
@@ -252,7 +244,7 @@ class Runner {
         a.stride = round_up(in.dim_rows, 32) + 1;
         a.copies = naive_copies(o, value_bytes * a.stride);
         a.slots = slots_of(std::uint64_t{a.copies} * a.stride, value_bytes, o.variant);
-        copies_text = text("{} copies, lane l uses copy l mod {}", a.copies, a.copies);
+        copies_text = text(a.copies, " copies, lane l uses copy l mod ", a.copies);
         break;
       }
       case SharedVariant::Placement:
@@ -260,7 +252,7 @@ class Runner {
         a.slot_value = slot_value_.data();
         a.slots = static_cast<std::uint32_t>(in.placement->slot_value.size());
         a.keys_are_slots = true;
-        copies_text = text("{} slots from the placement", a.slots);
+        copies_text = text(a.slots, " slots from the placement");
         break;
       default:
         a.slots = in.dim_rows;
@@ -273,9 +265,7 @@ class Runner {
     const int threads = block_threads(o.shape, smem);
     JoinResult r;
     r.value_type = in.value_type;
-    r.plan = text("{}: {}; {} blocks of {} threads{}, {} rows a block; {} bytes of shared memory a block",
-                         shared_variant_name(o.variant), copies_text, blocks, threads,
-                         o.shape.block_threads ? "" : " (auto)", o.shape.rows_per_block, smem);
+    r.plan = plan_text(o.variant, copies_text, blocks, threads, o.shape.block_threads == 0, o.shape, smem);
     if (in.rows > 0) {
       clock.start("kernel");
       if (in.value_type == SharedValueType::Double) launch(join_kernel<double>, blocks, threads, smem, a);
@@ -301,7 +291,7 @@ class Runner {
   // at most 32 and at least 1 (need_shared then refuses one that does not).
   std::uint32_t naive_copies(const SharedGpuOptions& o, std::size_t copy_bytes) const {
     if (o.copies < 0 || o.copies > 32)
-      throw InputError(text("naive replicas take 1 to 32 copies (0: as many as fit), not {}", o.copies));
+      throw InputError(text("naive replicas take 1 to 32 copies (0: as many as fit), not ", o.copies));
     if (o.copies > 0) return static_cast<std::uint32_t>(o.copies);
     return static_cast<std::uint32_t>(std::clamp<std::size_t>(max_shared() / copy_bytes, 1, 32));
   }
@@ -313,9 +303,9 @@ class Runner {
 
   void need_shared(std::uint64_t bytes, SharedVariant v) const {
     if (bytes > max_shared())
-      throw InputError(text("variant {} needs {} bytes of shared memory a block; GPU {} gives at most {} "
-                                   "(fewer copies, a smaller --budget, or global-atomics / sort-reduce)",
-                                   shared_variant_name(v), bytes, ctx_.device(), max_shared()));
+      throw InputError(text("variant ", shared_variant_name(v), " needs ", bytes, " bytes of shared memory a block; GPU ",
+                            ctx_.device(), " gives at most ", max_shared(),
+                            " (fewer copies, a smaller --budget, or global-atomics / sort-reduce)"));
   }
 
   int block_threads(const LaunchShape& shape, std::size_t smem) const {
@@ -376,7 +366,7 @@ class Runner {
   // scattered to their codes.
   void sort_reduce(const GroupedInput& in, const GroupedArgs& a, gpuolap::gpu::StageClock& clock) {
     if (in.rows > static_cast<std::size_t>(std::numeric_limits<int>::max()))
-      throw InputError(text("sort-reduce takes at most 2^31 - 1 rows (CUB's item count), not {}", in.rows));
+      throw InputError(text("sort-reduce takes at most 2^31 - 1 rows (CUB's item count), not ", in.rows));
     const cudaStream_t s = ctx_.stream();
     const int n = static_cast<int>(in.rows);
     const int bits = bits_for(in.groups);
@@ -464,7 +454,7 @@ auto with_runner(int device, F&& f) {
     return f(*runner);
   } catch (const GpuOutOfMemory& e) {
     runner.reset();
-    throw InputError(text("the operator's buffers do not fit in GPU {}'s memory ({})", device, e.what()));
+    throw InputError(text("the operator's buffers do not fit in GPU ", device, "'s memory (", e.what(), ")"));
   }
 }
 
@@ -493,7 +483,7 @@ SharedResidentColumns::SharedResidentColumns(const std::uint32_t* codes, std::si
     }
     GPUOLAP_CUDA_CHECK(cudaDeviceSynchronize());
   } catch (const GpuOutOfMemory& e) {
-    throw InputError(shared_gpu::text("{} rows do not fit in GPU {}'s memory ({})", rows, device, e.what()));
+    throw InputError(text(rows, " rows do not fit in GPU ", device, "'s memory (", e.what(), ")"));
   }
 }
 SharedResidentColumns::~SharedResidentColumns() = default;

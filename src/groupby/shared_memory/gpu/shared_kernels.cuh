@@ -21,7 +21,7 @@
 #include <type_traits>
 
 #include "gpu/primitives/target_store.cuh"
-#include "groupby/shared_memory/ordered_bits.hpp"
+#include "groupby/aggregate_state.hpp"  // order_bits: MIN/MAX as unsigned words
 #include "groupby/shared_memory/placement.hpp"
 
 namespace gpuolap::groupby::shared_gpu {
@@ -63,10 +63,9 @@ struct SumOf<double> {
   __device__ static double of(double x) { return x; }
 };
 
-template <typename V>
-__device__ inline unsigned long long order_key(V x) {
-  return ordered_bits(x);
-}
+// MIN/MAX keys: the ordered words ordered aggregation uses (NaN above +inf).
+__device__ inline unsigned long long order_key(double x) { return order_bits(x); }
+__device__ inline unsigned long long order_key(std::int32_t x) { return order_bits(std::int64_t{x}); }
 
 // The block's state in shared memory.
 template <typename V, bool MinMax>

@@ -1,6 +1,6 @@
 #pragma once
-// Joins its arguments as text, numbers as a stream prints them: the gpu
-// engine's messages and plan text (fmt does not compile under nvcc).
+// Joins its arguments as text, numbers as a stream prints them: the messages
+// and plan text of .cu files (fmt does not compile under nvcc).
 #include <sstream>
 #include <string>
 
