@@ -108,44 +108,32 @@ QueryResult run(const TableCatalog& tables, std::string_view text, const SqlOpti
   LogicalQuery query = bind_query(parse_statement(source), source, tables);
   // The gpu engine: the shared-memory operators where the query and its
   // data fit them, else the cube operator's route.
-  std::string shared_refusal = "not the gpu engine";
-  if (options.engine == SqlEngine::Gpu && !options.grouping_sets) {
-    shared_refusal = shared_route_refusal(query);
-    if (shared_refusal.empty()) {
-      std::vector<std::string> lines = shared_route_plan(query);
-      QueryResult r;
-      if (query.explain) {
-        r.names = {"QUERY PLAN"};
-        ValueVector column(SqlType::String);
-        for (const auto& line : lines) column.push_string(line);
-        r.rows = lines.size();
-        r.columns.push_back(std::move(column));
-      } else {
-        r = run_shared_route(query, source, ExecutionLimits{options.max_rows});
-      }
-      r.plan = std::move(lines);
-      return r;
-    }
-  }
+  const bool gpu = options.engine == SqlEngine::Gpu && !options.grouping_sets;
+  const std::string shared_refusal = gpu ? shared_route_refusal(query) : std::string();
+  const bool shared = gpu && shared_refusal.empty();
   std::optional<cube::Algorithm> cube;
-  try {
-    cube = cube_route_of(query, options);
-  } catch (const InputError& e) {
-    if (options.engine != SqlEngine::Gpu || options.grouping_sets) throw;
-    throw InputError(std::string(e.what()) + "; nor do the shared-memory operators (a GROUP BY of one coded column, "
-                     "an aggregate over a join to a dense dimension): " + shared_refusal);
-  }
   PhysicalPlan plan;
-  std::string why_cube;
-  if (!cube) {
-    plan = plan_query(query, source, PlanOptions{options.engine, options.grouping_sets});
-    why_cube = cube_under_auto(query, options, plan);
-    if (!why_cube.empty()) cube = cube::Algorithm::CpuPartitioned;
+  std::vector<std::string> lines;
+  if (shared) {
+    lines = shared_route_plan(query);
+  } else {
+    try {
+      cube = cube_route_of(query, options);
+    } catch (const InputError& e) {
+      if (!gpu) throw;
+      throw InputError(std::string(e.what()) + "; nor do the shared-memory operators (a GROUP BY of one coded "
+                       "column, an aggregate over a join to a dense dimension): " + shared_refusal);
+    }
+    std::string why_cube;
+    if (!cube) {
+      plan = plan_query(query, source, PlanOptions{options.engine, options.grouping_sets});
+      why_cube = cube_under_auto(query, options, plan);
+      if (!why_cube.empty()) cube = cube::Algorithm::CpuPartitioned;
+    }
+    lines = cube ? cube_route_plan(query, *cube) : explain_lines(query, plan);
+    if (!why_cube.empty()) lines.insert(lines.begin() + 1, "  " + why_cube);
+    if (gpu) lines.insert(lines.begin() + 1, "  not the shared-memory operators: " + shared_refusal);
   }
-  std::vector<std::string> lines = cube ? cube_route_plan(query, *cube) : explain_lines(query, plan);
-  if (!why_cube.empty()) lines.insert(lines.begin() + 1, "  " + why_cube);
-  if (options.engine == SqlEngine::Gpu)
-    lines.insert(lines.begin() + 1, "  not the shared-memory operators: " + shared_refusal);
   if (query.explain) {
     QueryResult r;
     r.names = {"QUERY PLAN"};
@@ -157,9 +145,10 @@ QueryResult run(const TableCatalog& tables, std::string_view text, const SqlOpti
     return r;
   }
   const ExecutionLimits limits{options.max_rows};
-  QueryResult r = cube ? run_cube_route(query, *cube, source, limits)
-                 : options.engine == SqlEngine::CpuParallel ? run_cpu_parallel(query, plan, source, limits)
-                                                            : run_cpu_serial(query, plan, source, limits);
+  QueryResult r = shared ? run_shared_route(query, source, limits)
+                  : cube ? run_cube_route(query, *cube, source, limits)
+                  : options.engine == SqlEngine::CpuParallel ? run_cpu_parallel(query, plan, source, limits)
+                                                             : run_cpu_serial(query, plan, source, limits);
   r.plan = std::move(lines);
   return r;
 }
