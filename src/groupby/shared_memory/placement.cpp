@@ -168,6 +168,17 @@ class ChunkPlacer {
     }
   }
 
+  // Calls visit(copy, slot) on v's copies, least recently used first (from
+  // v's cursor, round the list), until it returns true; whether one did.
+  template <typename Visit>
+  bool each_copy(std::uint32_t v, Visit&& visit) {
+    const std::uint32_t n = copies_.count(v);
+    std::uint32_t c = s_->cursor[v] % n;
+    for (std::uint32_t k = 0; k < n; ++k, c = c + 1 == n ? 0 : c + 1)
+      if (visit(c, copies_.slot(v, c))) return true;
+    return false;
+  }
+
   bool feasible(std::uint32_t slot, bool respect_window) {
     if (slot >= s_->stamp.size()) s_->stamp.resize(std::max<std::size_t>(slot + 1, s_->stamp.size() * 2), 0);
     if (o_.goal == PlacementGoal::Read) return true;
@@ -195,22 +206,17 @@ class ChunkPlacer {
       // newer ones have not been through feasible(), which sizes the stamps).
       const std::uint32_t n = copies_.count(v);
       std::uint32_t chosen = 0;
-      bool found = false;
-      std::uint32_t c = s_->cursor[v] % n;
-      for (int pass = 0; pass < 2 && !found; ++pass) {
-        if (pass == 1) {
-          owner_.fill(-1);  // every bank may take the new copy
-          items_[0] = Item{v, -1, 0, 0};
-          if (new_copy(0)) {
-            chosen = items_[0].copy;
-            found = true;
-            break;
-          }
-          if (o_.window == 0) break;
-        }
-        for (std::uint32_t k = 0; k < n && !found; ++k, c = c + 1 == n ? 0 : c + 1)
-          if (feasible(copies_.slot(v, c), pass == 0)) chosen = c, found = true;
+      auto free_copy = [&](bool respect_window) {
+        return each_copy(v, [&](std::uint32_t c, std::uint32_t slot) { return feasible(slot, respect_window) && (chosen = c, true); });
+      };
+      bool found = free_copy(true);
+      if (!found) {
+        owner_.fill(-1);  // every bank may take the new copy
+        items_[0] = Item{v, -1, 0, 0};
+        found = new_copy(0);
+        if (found) chosen = items_[0].copy;
       }
+      if (!found && o_.window > 0) found = free_copy(false);
       if (!found) chosen = s_->cursor[v] % n;  // a conflict, past the budget
       out[lane] = copies_.slot(v, chosen);
       s_->cursor[v] = chosen + 1;
@@ -238,19 +244,13 @@ class ChunkPlacer {
     }
     owner_.fill(-1);
     // Greedy: each item's first free, feasible copy, least recently used first.
-    for (int i = 0; i < n_items_; ++i) {
-      const std::uint32_t v = items_[i].value;
-      const std::uint32_t n = copies_.count(v);
-      std::uint32_t c = s_->cursor[v] % n;
-      for (std::uint32_t k = 0; k < n; ++k, c = c + 1 == n ? 0 : c + 1) {
-        const std::uint32_t slot = copies_.slot(v, c);
+    for (int i = 0; i < n_items_; ++i)
+      each_copy(items_[i].value, [&](std::uint32_t c, std::uint32_t slot) {
         const int bank = static_cast<int>(slot % banks_);
-        if (owner_[bank] < 0 && feasible(slot, true)) {
-          assign(i, bank, slot, c);
-          break;
-        }
-      }
-    }
+        if (owner_[bank] >= 0 || !feasible(slot, true)) return false;
+        assign(i, bank, slot, c);
+        return true;
+      });
     int failed[kMaxItems];
     int n_failed = 0;
     for (int i = 0; i < n_items_; ++i) {
@@ -299,27 +299,16 @@ class ChunkPlacer {
     queue[tail++] = start;
     while (head < tail) {
       const int u = queue[head++];
-      const std::uint32_t v = items_[u].value;
-      const std::uint32_t n = copies_.count(v);
-      std::uint32_t c = s_->cursor[v] % n;
-      for (std::uint32_t k = 0; k < n; ++k, c = c + 1 == n ? 0 : c + 1) {
-        const std::uint32_t slot = copies_.slot(v, c);
+      int free_bank = -1;
+      each_copy(items_[u].value, [&](std::uint32_t c, std::uint32_t slot) {
         const int bank = static_cast<int>(slot % banks_);
-        if ((visited >> bank) & 1u || bank == items_[u].bank || !feasible(slot, respect_window)) continue;
+        if ((visited >> bank) & 1u || bank == items_[u].bank || !feasible(slot, respect_window)) return false;
         visited |= 1u << bank;
         via_item[bank] = u;
         via_slot[bank] = slot;
         via_copy[bank] = c;
         if (owner_[bank] < 0) {
-          // Walk back: each item on the path takes the bank it was reached
-          // through; the one that started has no bank to give up.
-          for (int b = bank;;) {
-            const int item = via_item[b];
-            const int old = items_[item].bank;
-            assign(item, b, via_slot[b], via_copy[b]);
-            if (old < 0) break;
-            b = old;
-          }
+          free_bank = bank;
           return true;
         }
         const int w = owner_[bank];
@@ -327,7 +316,19 @@ class ChunkPlacer {
           queued |= std::uint64_t{1} << w;
           queue[tail++] = w;
         }
+        return false;
+      });
+      if (free_bank < 0) continue;
+      // Walk back: each item on the path takes the bank it was reached
+      // through; the one that started has no bank to give up.
+      for (int b = free_bank;;) {
+        const int item = via_item[b];
+        const int old = items_[item].bank;
+        assign(item, b, via_slot[b], via_copy[b]);
+        if (old < 0) break;
+        b = old;
       }
+      return true;
     }
     return false;
   }
