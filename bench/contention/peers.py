@@ -17,20 +17,15 @@ warm-up, the table in DuckDB's memory. Prints CSV (query,theta,cardinality,
 rows,threads,ms_median) on stdout.
 """
 import argparse
-import statistics
-import time
+import os
+import sys
 
 import duckdb
 
-
-def timed(con, sql, repeat):
-    con.execute(sql).fetchall()
-    times = []
-    for _ in range(repeat):
-        t = time.perf_counter()
-        con.execute(sql).fetchall()
-        times.append(time.perf_counter() - t)
-    return statistics.median(times) * 1e3
+# DuckDB's timing (a warm-up, then the median of the runs) is ordered
+# aggregation's peer script's.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "groupby"))
+from peers import duckdb_time as timed  # noqa: E402
 
 
 def main():
