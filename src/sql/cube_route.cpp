@@ -2,13 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
-#include <list>
 #include <memory>
-#include <mutex>
 
 #include "cube/full_cube.hpp"
 #include "gpuolap/error.hpp"
 #include "sql/execution.hpp"
+#include "sql/recent_cache.hpp"
 
 namespace gpuolap::sql {
 namespace {
@@ -69,44 +68,34 @@ ValueVector values_of(const table::Column& c, SqlType type) {
 }
 
 // The last few tables coded for a spec, kept so that a query repeated over
-// tables held in memory (the server, `sql --repeat`) finds its table coded
-// and, on the GPU, resident: coding and uploading 5 M rows took most of the
-// route's 14.7 ms on an H200's host. Each entry keeps its table alive.
-class PreparedCubes {
- public:
-  std::shared_ptr<const cube::PreparedCube> get(const std::shared_ptr<const table::Table>& table, const cube::CubeSpec& spec) {
-    std::lock_guard lock(mutex_);
-    const std::string key = signature(spec);
-    for (auto it = entries_.begin(); it != entries_.end(); ++it)
-      if (it->table == table && it->key == key) {
-        entries_.splice(entries_.begin(), entries_, it);  // most recently used first
-        return entries_.front().prepared;
-      }
-    auto prepared = std::make_shared<const cube::PreparedCube>(*table, spec);
-    entries_.push_front({table, key, prepared});
-    if (entries_.size() > kEntries) entries_.pop_back();
-    return prepared;
-  }
-
- private:
-  static constexpr std::size_t kEntries = 4;
-  static std::string signature(const cube::CubeSpec& spec) {
-    std::string s;
-    for (const std::string& c : spec.columns) s += c + ',';
-    s += '|';
-    for (cube::SetMask m : spec.sets) s += std::to_string(m) + ',';
-    s += '|';
-    for (const cube::CubeSpec::Measure& m : spec.measures) s += cube::measure_name(m) + ',';
-    return s;
-  }
-  struct Entry {
-    std::shared_ptr<const table::Table> table;
-    std::string key;
-    std::shared_ptr<const cube::PreparedCube> prepared;
-  };
-  std::mutex mutex_;
-  std::list<Entry> entries_;
+// tables held in memory finds its table coded and, on the GPU, resident:
+// coding and uploading 5 M rows took most of the route's 14.7 ms on an
+// H200's host.
+struct PreparedEntry {
+  PreparedEntry(std::shared_ptr<const table::Table> t, std::string k, const cube::CubeSpec& spec)
+      : table(std::move(t)), key(std::move(k)), prepared(*table, spec) {}
+  std::shared_ptr<const table::Table> table;
+  std::string key;  // the spec's signature
+  cube::PreparedCube prepared;
 };
+
+std::string signature(const cube::CubeSpec& spec) {
+  std::string s;
+  for (const std::string& c : spec.columns) s += c + ',';
+  s += '|';
+  for (cube::SetMask m : spec.sets) s += std::to_string(m) + ',';
+  s += '|';
+  for (const cube::CubeSpec::Measure& m : spec.measures) s += cube::measure_name(m) + ',';
+  return s;
+}
+
+std::shared_ptr<const PreparedEntry> prepared_cube(const std::shared_ptr<const table::Table>& table,
+                                                   const cube::CubeSpec& spec) {
+  static RecentCache<PreparedEntry> cache(4);
+  const std::string key = signature(spec);
+  return cache.get([&](const PreparedEntry& e) { return e.table == table && e.key == key; },
+                   [&] { return std::make_shared<const PreparedEntry>(table, key, spec); });
+}
 
 double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -160,8 +149,7 @@ QueryResult run_cube_route(const LogicalQuery& q, cube::Algorithm algorithm, con
   const cube::CubeSpec spec = spec_of(q);
   cube::BuildOptions options;
   options.algorithm = algorithm;
-  static PreparedCubes prepared_cubes;
-  const cube::CubeResult cells = prepared_cubes.get(q.tables[0].table, spec)->build(options);
+  const cube::CubeResult cells = prepared_cube(q.tables[0].table, spec)->prepared.build(options);
   std::vector<OperatorTiming> timings{
       {"cube operator (" + std::string(cube::algorithm_name(algorithm)) + ")", seconds_since(start), cells.table.row_count()}};
   if (cells.table.row_count() > limits.max_rows) execution::too_many(limits.max_rows, "groups");

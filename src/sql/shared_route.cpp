@@ -7,13 +7,12 @@
 #include <atomic>
 #include <chrono>
 #include <limits>
-#include <list>
 #include <memory>
-#include <mutex>
 
 #include "gpuolap/error.hpp"
 #include "groupby/shared_memory/shared_aggregation.hpp"
 #include "sql/execution.hpp"
+#include "sql/recent_cache.hpp"
 
 namespace gpuolap::sql {
 namespace {
@@ -95,21 +94,11 @@ ColumnFacts facts_of(const std::shared_ptr<const table::Table>& table, int colum
     int column;
     ColumnFacts facts;
   };
-  static std::mutex mutex;
-  static std::list<Entry> entries;
-  {
-    std::lock_guard lock(mutex);
-    for (auto it = entries.begin(); it != entries.end(); ++it)
-      if (it->table == table && it->column == column) {
-        entries.splice(entries.begin(), entries, it);
-        return entries.front().facts;
-      }
-  }
-  const ColumnFacts f = scan_facts(table->columns[column]);
-  std::lock_guard lock(mutex);
-  entries.push_front({table, column, f});
-  if (entries.size() > 16) entries.pop_back();
-  return f;
+  static RecentCache<Entry> cache(16);
+  return cache
+      .get([&](const Entry& e) { return e.table == table && e.column == column; },
+           [&] { return std::make_shared<const Entry>(Entry{table, column, scan_facts(table->columns[column])}); })
+      ->facts;
 }
 
 ColumnFacts facts_of(const LogicalQuery& q, const Expr& e) { return facts_of(q.tables[e.table].table, e.column); }
@@ -131,43 +120,25 @@ struct Values {
 std::size_t value_bytes(const table::Column& c) { return c.type == table::ColumnType::Double ? 8 : 4; }
 
 // Columns coded and kept on the GPU for the route, per table and columns,
-// so that a query repeated over tables held in memory (the server, `sql
-// --repeat`) neither codes nor uploads them again. Each entry keeps its
-// table alive, so its columns cannot change under it.
-class ResidentColumns {
- public:
-  struct Entry {
-    std::shared_ptr<const table::Table> table;
-    int key = -1, value = -1;
-    std::uint32_t codes = 0;  // groups, or the dimension's rows
-    SharedValueType type = SharedValueType::Double;
-    groupby::SharedVariant variant = groupby::SharedVariant::OneCopy;
-    std::string why;
-    std::unique_ptr<groupby::SharedResidentColumns> columns;
-  };
-  template <typename Make>
-  std::shared_ptr<const Entry> get(const std::shared_ptr<const table::Table>& table, int key, int value,
-                                   std::uint32_t codes, Make&& make) {
-    std::lock_guard lock(mutex_);
-    for (auto it = entries_.begin(); it != entries_.end(); ++it)
-      if ((*it)->table == table && (*it)->key == key && (*it)->value == value && (*it)->codes == codes) {
-        entries_.splice(entries_.begin(), entries_, it);
-        return entries_.front();
-      }
-    entries_.push_front(make());
-    if (entries_.size() > kEntries) entries_.pop_back();
-    return entries_.front();
-  }
-
- private:
-  static constexpr std::size_t kEntries = 4;
-  std::mutex mutex_;
-  std::list<std::shared_ptr<const Entry>> entries_;
+// so that a query repeated over tables held in memory neither codes nor
+// uploads them again.
+struct ResidentEntry {
+  std::shared_ptr<const table::Table> table;
+  int key = -1, value = -1;
+  std::uint32_t codes = 0;  // groups, or the dimension's rows
+  SharedValueType type = SharedValueType::Double;
+  groupby::SharedVariant variant = groupby::SharedVariant::OneCopy;
+  std::string why;
+  std::unique_ptr<groupby::SharedResidentColumns> columns;
 };
 
-ResidentColumns& resident_columns() {
-  static ResidentColumns cache;
-  return cache;
+template <class Make>
+std::shared_ptr<const ResidentEntry> resident_columns(const std::shared_ptr<const table::Table>& table, int key,
+                                                      int value, std::uint32_t codes, Make&& make) {
+  static RecentCache<ResidentEntry> cache(4);
+  return cache.get(
+      [&](const ResidentEntry& e) { return e.table == table && e.key == key && e.value == value && e.codes == codes; },
+      make);
 }
 
 std::string group_refusal(const LogicalQuery& q) {
@@ -313,9 +284,9 @@ QueryResult run_shared_route(const LogicalQuery& q, const SourceText& source, co
     const table::Column& key = column_of(q, *q.group_keys[0]);
     const table::Column* x = arg ? &column_of(q, *arg) : nullptr;
     const std::uint32_t codes = static_cast<std::uint32_t>(facts_of(q, *q.group_keys[0]).codes);
-    const auto entry = resident_columns().get(
+    const auto entry = resident_columns(
         q.tables[0].table, q.group_keys[0]->column, arg ? arg->column : -1, codes, [&] {
-          auto e = std::make_shared<ResidentColumns::Entry>();
+          auto e = std::make_shared<ResidentEntry>();
           e->table = q.tables[0].table;
           e->key = q.group_keys[0]->column;
           e->value = arg ? arg->column : -1;
@@ -348,7 +319,7 @@ QueryResult run_shared_route(const LogicalQuery& q, const SourceText& source, co
           probe.value_type = e->type;
           e->variant = groupby::choose_shared_variant(probe, false, e->why);
           e->columns = std::make_unique<groupby::SharedResidentColumns>(coded.data(), rows, values, e->type);
-          return std::shared_ptr<const ResidentColumns::Entry>(std::move(e));
+          return std::shared_ptr<const ResidentEntry>(std::move(e));
         });
     groupby::GroupedInput in;
     in.rows = q.tables[0].table->row_count();
@@ -407,9 +378,9 @@ QueryResult run_shared_route(const LogicalQuery& q, const SourceText& source, co
       by_id.ints.resize(n);
       for (std::size_t r = 0; r < n; ++r) by_id.ints[id.int64s[r]] = static_cast<std::int32_t>(b.int64s[r]);
     }
-    const auto entry = resident_columns().get(
+    const auto entry = resident_columns(
         q.tables[sides.fact].table, sides.fk, -1, static_cast<std::uint32_t>(n), [&] {
-          auto e = std::make_shared<ResidentColumns::Entry>();
+          auto e = std::make_shared<ResidentEntry>();
           e->table = q.tables[sides.fact].table;
           e->key = sides.fk;
           e->codes = static_cast<std::uint32_t>(n);
@@ -423,7 +394,7 @@ QueryResult run_shared_route(const LogicalQuery& q, const SourceText& source, co
           });
           e->columns = std::make_unique<groupby::SharedResidentColumns>(keys.data(), keys.size(), nullptr,
                                                                         SharedValueType::Int32);
-          return std::shared_ptr<const ResidentColumns::Entry>(std::move(e));
+          return std::shared_ptr<const ResidentEntry>(std::move(e));
         });
     groupby::JoinInput in;
     in.rows = fk.size();
