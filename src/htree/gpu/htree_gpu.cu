@@ -1,0 +1,923 @@
+// The gpu H-tree: the paper's structure of arrays on the device, built and
+// updated with CUB (radix sort, scans, reduce-by-key, run-length encoding,
+// selection) and queried by the paper's kernels.
+//
+// Build (Algorithm 1): the tuples are packed into 64-bit words
+// (key_packing.hpp) and sorted least significant word first (stable radix
+// sorts carrying the permutation: the paper's sort and segmented sorts in
+// one); equal tuples fold into leaf rows (reduce-by-key). From the sorted
+// distinct leaf rows every level comes out of one scan: a node of level i
+// starts at each row whose first difference from the row before is at
+// dimension i or above, so a scan of those flags numbers the level's nodes,
+// and a row starting a node of level i starts one of level i + 1 too
+// (GCHILDREN). The roll-up is reduce-by-key over each level's parent
+// indices (the paper's segmented reduction with the parent as segment id),
+// the header tables a radix sort of the level's keys carrying node indices
+// and a run-length encoding (HTABLE).
+//
+// Update (Algorithm 2): the batch is sorted and folded the same way; each of
+// its leaf rows is searched down the tree by binary search among the
+// children of the node found above (the paper's search step), which gives
+// its place among the old leaves and whether it is one of them; rows that
+// are new are scattered between the old leaves, the others fold into
+// theirs, and the levels, roll-up and header tables are made again from the
+// merged leaves.
+#include <cub/cub.cuh>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <cstddef>
+#include <cstring>
+
+#include "gpu/runtime/cuda_check.cuh"
+#include "gpu/runtime/device_buffer.cuh"
+#include "gpu/runtime/device_context.cuh"
+#include "gpu/runtime/stage_clock.cuh"
+#include "gpuolap/error.hpp"
+#include "htree/gpu/htree_gpu.hpp"
+#include "htree/key_packing.hpp"
+
+namespace gpuolap::htree {
+namespace {
+
+using gpuolap::DeviceBuffer;
+
+// Aggregate's layout without its host initializers, for device code.
+struct DevAgg {
+  unsigned long long count;
+  double sum, min, max;
+};
+static_assert(sizeof(DevAgg) == sizeof(Aggregate) && offsetof(DevAgg, sum) == offsetof(Aggregate, sum) &&
+              offsetof(DevAgg, min) == offsetof(Aggregate, min) && offsetof(DevAgg, max) == offsetof(Aggregate, max));
+
+__host__ __device__ __forceinline__ DevAgg empty_agg() { return {0ull, 0.0, HUGE_VAL, -HUGE_VAL}; }
+
+struct MergeAgg {
+  __host__ __device__ __forceinline__ DevAgg operator()(const DevAgg& a, const DevAgg& b) const {
+    return {a.count + b.count, a.sum + b.sum, a.min < b.min ? a.min : b.min, a.max > b.max ? a.max : b.max};
+  }
+};
+
+// Unsigned words in the order of the doubles (for atomicMin/atomicMax).
+__device__ __forceinline__ unsigned long long order_bits(double d) {
+  const unsigned long long u = static_cast<unsigned long long>(__double_as_longlong(d));
+  return (u >> 63) ? ~u : (u | (1ull << 63));
+}
+__device__ __forceinline__ double double_of_order_bits(unsigned long long o) {
+  return __longlong_as_double(static_cast<long long>((o >> 63) ? (o ^ (1ull << 63)) : ~o));
+}
+
+constexpr int kBlock = 256;
+unsigned grid_for(std::size_t items, int block = kBlock) {
+  return static_cast<unsigned>(std::clamp<std::size_t>((items + block - 1) / block, 1, 1u << 30));
+}
+
+// One level as the query and update kernels read it.
+struct LevelView {
+  const std::uint32_t* key;
+  const std::uint32_t* parent;
+  const std::uint32_t* first_child;
+  const std::uint32_t* child_count;
+  const DevAgg* aggregate;
+  const std::uint32_t* side_links;
+  const std::uint32_t* header_key;
+  const std::uint32_t* header_count;
+  const std::uint32_t* header_first;
+  std::uint32_t nodes;
+  std::uint32_t headers;
+};
+
+// ---- kernels ----
+
+__global__ void pack_tuples(const std::uint32_t* codes, std::size_t n, KeyPacking p, std::uint64_t* words) {
+  for (std::size_t r = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; r < n; r += std::size_t{gridDim.x} * blockDim.x) {
+    std::uint64_t w[kMaxDimensions];
+    for (int k = 0; k < p.words; ++k) w[k] = 0;
+    for (int d = 0; d < p.dimensions; ++d) w[p.word[d]] |= std::uint64_t{codes[d * n + r]} << p.shift[d];
+    for (int k = 0; k < p.words; ++k) words[k * n + r] = w[k];
+  }
+}
+
+__global__ void gather_words(const std::uint64_t* in, const std::uint32_t* perm, std::size_t n, std::uint64_t* out) {
+  for (std::size_t r = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; r < n; r += std::size_t{gridDim.x} * blockDim.x)
+    out[r] = in[perm[r]];
+}
+
+__global__ void iota(std::uint32_t* out, std::size_t n) {
+  for (std::size_t r = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; r < n; r += std::size_t{gridDim.x} * blockDim.x)
+    out[r] = static_cast<std::uint32_t>(r);
+}
+
+// flag[r] = 1 where sorted row r starts a run of equal tuples.
+__global__ void run_starts(const std::uint64_t* words, int w, std::size_t n, std::uint32_t* flag) {
+  for (std::size_t r = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; r < n; r += std::size_t{gridDim.x} * blockDim.x) {
+    bool start = r == 0;
+    for (int k = 0; k < w && !start; ++k) start = words[k * n + r] != words[k * n + r - 1];
+    flag[r] = start;
+  }
+}
+
+__global__ void row_aggregates(const std::uint32_t* perm, const double* measure, const std::uint8_t* null,
+                               std::size_t n, DevAgg* out) {
+  for (std::size_t r = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; r < n; r += std::size_t{gridDim.x} * blockDim.x) {
+    const std::uint32_t t = perm[r];
+    if (null && null[t]) {
+      out[r] = empty_agg();
+    } else {
+      const double v = measure[t];
+      out[r] = {1ull, v, v, v};
+    }
+  }
+}
+
+// The words of each run's first row, as the leaf rows.
+__global__ void leaf_words_of_runs(const std::uint64_t* words, int w, const std::uint32_t* flag,
+                                   const std::uint32_t* run, std::size_t n, std::size_t leaves, std::uint64_t* out) {
+  for (std::size_t r = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; r < n; r += std::size_t{gridDim.x} * blockDim.x)
+    if (flag[r])
+      for (int k = 0; k < w; ++k) out[k * leaves + run[r] - 1] = words[k * n + r];
+}
+
+// diff[r]: the first dimension where leaf row r differs from row r - 1 (0 for row 0).
+__global__ void first_difference(const std::uint64_t* words, std::size_t n, KeyPacking p, std::uint8_t* diff) {
+  for (std::size_t r = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; r < n; r += std::size_t{gridDim.x} * blockDim.x) {
+    int d = 0;
+    if (r > 0) {
+      int k = 0;
+      while (k + 1 < p.words && words[k * n + r] == words[k * n + r - 1]) ++k;
+      const std::uint64_t x = words[k * n + r] ^ words[k * n + r - 1];
+      const int high = 63 - __clzll(static_cast<long long>(x));
+      d = p.dimensions - 1;
+      for (int e = 0; e < p.dimensions; ++e)
+        if (p.word[e] == k && p.bits[e] && high >= p.shift[e] && high < p.shift[e] + p.bits[e]) {
+          d = e;
+          break;
+        }
+    }
+    diff[r] = static_cast<std::uint8_t>(d);
+  }
+}
+
+__global__ void count_node_starts(const std::uint8_t* diff, std::size_t n, unsigned long long* per_level) {
+  for (std::size_t r = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; r < n; r += std::size_t{gridDim.x} * blockDim.x)
+    atomicAdd(&per_level[diff[r]], 1ull);
+}
+
+struct StartsLevel {
+  const std::uint8_t* diff;
+  int level;
+  __host__ __device__ std::uint32_t operator()(std::size_t r) const { return r == 0 || diff[r] <= level; }
+};
+
+// The nodes of level i: key, parent, and the first child of level i - 1's nodes.
+__global__ void level_nodes(const std::uint64_t* words, std::size_t n, KeyPacking p, const std::uint8_t* diff, int i,
+                            const std::uint32_t* node_id, const std::uint32_t* node_id_above, std::uint32_t* key,
+                            std::uint32_t* parent, std::uint32_t* first_child_above) {
+  for (std::size_t r = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; r < n; r += std::size_t{gridDim.x} * blockDim.x) {
+    if (r != 0 && diff[r] > i) continue;
+    const std::uint32_t k = node_id[r] - 1;
+    std::uint64_t w[kMaxDimensions];
+    for (int j = 0; j < p.words; ++j) w[j] = words[j * n + r];
+    key[k] = p.code(w, i);
+    if (i == 0) {
+      parent[k] = 0;
+    } else {
+      parent[k] = node_id_above[r] - 1;
+      if (r == 0 || diff[r] <= i - 1) first_child_above[node_id_above[r] - 1] = k;
+    }
+  }
+}
+
+__global__ void child_counts(const std::uint32_t* first_child, std::size_t n, std::uint32_t below, std::uint32_t* count) {
+  for (std::size_t k = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; k < n; k += std::size_t{gridDim.x} * blockDim.x)
+    count[k] = (k + 1 < n ? first_child[k + 1] : below) - first_child[k];
+}
+
+__global__ void fill_u32(std::uint32_t* out, std::size_t n, std::uint32_t v) {
+  for (std::size_t k = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; k < n; k += std::size_t{gridDim.x} * blockDim.x)
+    out[k] = v;
+}
+
+// Each old leaf's path, packed.
+__global__ void old_leaf_words(const LevelView* levels, int m, std::size_t n, KeyPacking p, std::uint64_t* out) {
+  for (std::size_t leaf = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; leaf < n; leaf += std::size_t{gridDim.x} * blockDim.x) {
+    std::uint64_t w[kMaxDimensions];
+    for (int k = 0; k < p.words; ++k) w[k] = 0;
+    std::uint32_t node = static_cast<std::uint32_t>(leaf);
+    for (int i = m - 1; i >= 0; --i) {
+      w[p.word[i]] |= std::uint64_t{levels[i].key[node]} << p.shift[i];
+      node = levels[i].parent[node];
+    }
+    for (int k = 0; k < p.words; ++k) out[k * n + leaf] = w[k];
+  }
+}
+
+// The lower bound of key among keys[lo, hi).
+__device__ __forceinline__ std::uint32_t lower_bound(const std::uint32_t* keys, std::uint32_t lo, std::uint32_t hi,
+                                                     std::uint32_t key) {
+  while (lo < hi) {
+    const std::uint32_t mid = lo + (hi - lo) / 2;
+    if (keys[mid] < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+// Algorithm 2's search: each new leaf row down the tree, by binary search
+// among the children of the node matched above. rank: its place among the
+// old leaves (the leftmost leaf under the first node past it); found: it
+// is an old leaf.
+__global__ void search_tree(const std::uint64_t* words, std::size_t n, KeyPacking p, const LevelView* levels, int m,
+                            std::uint32_t leaves, std::uint32_t* rank, std::uint32_t* inserted) {
+  for (std::size_t e = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; e < n; e += std::size_t{gridDim.x} * blockDim.x) {
+    std::uint64_t w[kMaxDimensions];
+    for (int k = 0; k < p.words; ++k) w[k] = words[k * n + e];
+    std::uint32_t lo = 0, hi = levels[0].nodes, at = leaves;
+    bool found = true;
+    for (int i = 0; i < m; ++i) {
+      const std::uint32_t code = p.code(w, i);
+      const std::uint32_t s = lower_bound(levels[i].key, lo, hi, code);
+      if (s < hi && levels[i].key[s] == code) {
+        if (i + 1 == m) at = s;
+        lo = levels[i].first_child[s];
+        hi = lo + levels[i].child_count[s];
+        continue;
+      }
+      found = false;
+      if (s < levels[i].nodes) {
+        std::uint32_t node = s;
+        for (int j = i; j + 1 < m; ++j) node = levels[j].first_child[node];
+        at = node;
+      }
+      break;
+    }
+    rank[e] = at;
+    inserted[e] = !found;
+  }
+}
+
+__device__ __forceinline__ std::uint32_t upper_bound(const std::uint32_t* a, std::uint32_t n, std::uint32_t v) {
+  std::uint32_t lo = 0, hi = n;
+  while (lo < hi) {
+    const std::uint32_t mid = lo + (hi - lo) / 2;
+    if (a[mid] <= v) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+__global__ void scatter_old_leaves(const std::uint64_t* words, const DevAgg* agg, std::size_t n, int w,
+                                   const std::uint32_t* inserted_rank, std::uint32_t inserted, std::size_t merged,
+                                   std::uint64_t* out_words, DevAgg* out_agg) {
+  for (std::size_t j = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; j < n; j += std::size_t{gridDim.x} * blockDim.x) {
+    const std::size_t to = j + upper_bound(inserted_rank, inserted, static_cast<std::uint32_t>(j));
+    for (int k = 0; k < w; ++k) out_words[k * merged + to] = words[k * n + j];
+    out_agg[to] = agg[j];
+  }
+}
+
+__global__ void scatter_new_leaves(const std::uint64_t* words, const DevAgg* agg, std::size_t n, int w,
+                                   const std::uint32_t* inserted_row, const std::uint32_t* inserted_rank,
+                                   std::uint32_t inserted, std::size_t merged, std::uint64_t* out_words, DevAgg* out_agg) {
+  for (std::size_t k = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; k < inserted; k += std::size_t{gridDim.x} * blockDim.x) {
+    const std::size_t to = inserted_rank[k] + k, e = inserted_row[k];
+    for (int j = 0; j < w; ++j) out_words[j * merged + to] = words[j * n + e];
+    out_agg[to] = agg[e];
+  }
+}
+
+// New rows equal to old leaves fold into them (distinct rows: no two alike).
+__global__ void fold_found(const DevAgg* agg, const std::uint32_t* rank, const std::uint32_t* inserted_flag, std::size_t n,
+                           const std::uint32_t* inserted_rank, std::uint32_t inserted, DevAgg* out_agg) {
+  for (std::size_t e = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; e < n; e += std::size_t{gridDim.x} * blockDim.x) {
+    if (inserted_flag[e]) continue;
+    const std::size_t to = rank[e] + upper_bound(inserted_rank, inserted, rank[e]);
+    out_agg[to] = MergeAgg()(out_agg[to], agg[e]);
+  }
+}
+
+// Algorithm 3: one thread per on-popular-path query.
+__global__ void popular_path_queries(const std::uint32_t* codes, int m, const std::uint32_t* which, std::size_t n,
+                                     const LevelView* levels, DevAgg total, DevAgg* out) {
+  for (std::size_t t = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; t < n; t += std::size_t{gridDim.x} * blockDim.x) {
+    const std::uint32_t q = which[t];
+    const std::uint32_t* c = codes + std::size_t{q} * m;
+    DevAgg a = total;
+    std::uint32_t lo = 0, hi = levels[0].nodes;
+    for (int i = 0; i < m && c[i] != kAny; ++i) {
+      const std::uint32_t s = lower_bound(levels[i].key, lo, hi, c[i]);
+      if (s >= hi || levels[i].key[s] != c[i]) {
+        a = empty_agg();
+        break;
+      }
+      a = levels[i].aggregate[s];
+      lo = levels[i].first_child[s];
+      hi = lo + levels[i].child_count[s];
+    }
+    out[q] = a;
+  }
+}
+
+// Where an online query's side-link list is: the deepest instantiated
+// level's header entry for the query's value (count 0: none).
+struct SideLinkList {
+  int deepest, shallowest;
+  std::uint32_t first, count;
+};
+__device__ __forceinline__ SideLinkList side_link_list(const std::uint32_t* c, int m, const LevelView* levels) {
+  SideLinkList s{m - 1, 0, 0, 0};
+  while (s.deepest > 0 && c[s.deepest] == kAny) --s.deepest;
+  while (s.shallowest < s.deepest && c[s.shallowest] == kAny) ++s.shallowest;
+  const LevelView& l = levels[s.deepest];
+  const std::uint32_t h = lower_bound(l.header_key, 0, l.headers, c[s.deepest]);
+  if (h < l.headers && l.header_key[h] == c[s.deepest]) {
+    s.first = l.header_first[h];
+    s.count = l.header_count[h];
+  }
+  return s;
+}
+
+// Whether side-link node `node` of level f matches the instantiated
+// dimensions above it (walking up to the shallowest one only).
+__device__ __forceinline__ bool matches_above(const std::uint32_t* c, const LevelView* levels, int f, int shallowest,
+                                              std::uint32_t node) {
+  std::uint32_t up = levels[f].parent[node];
+  for (int j = f - 1; j >= shallowest; --j) {
+    if (c[j] != kAny && levels[j].key[up] != c[j]) return false;
+    up = levels[j].parent[up];
+  }
+  return true;
+}
+
+// Algorithm 4: a block per online query, its threads over the side-link list.
+template <int kThreads>
+__global__ void online_block_per_query(const std::uint32_t* codes, int m, const std::uint32_t* which,
+                                       const LevelView* levels, DevAgg* out, unsigned long long* visited) {
+  using Reduce = cub::BlockReduce<DevAgg, kThreads>;
+  __shared__ typename Reduce::TempStorage temp;
+  __shared__ SideLinkList list;
+  const std::uint32_t q = which[blockIdx.x];
+  const std::uint32_t* c = codes + std::size_t{q} * m;
+  if (threadIdx.x == 0) {
+    list = side_link_list(c, m, levels);
+    atomicAdd(visited, static_cast<unsigned long long>(list.count));
+  }
+  __syncthreads();
+  const LevelView& l = levels[list.deepest];
+  DevAgg a = empty_agg();
+  for (std::uint32_t s = threadIdx.x; s < list.count; s += kThreads) {
+    const std::uint32_t node = l.side_links[list.first + s];
+    if (matches_above(c, levels, list.deepest, list.shallowest, node)) a = MergeAgg()(a, l.aggregate[node]);
+  }
+  const DevAgg total = Reduce(temp).Reduce(a, MergeAgg());
+  if (threadIdx.x == 0) out[q] = total;
+}
+
+// balanced, step 1: each online query's list, its length for the scan.
+__global__ void online_lists(const std::uint32_t* codes, int m, const std::uint32_t* which, std::size_t n,
+                             const LevelView* levels, SideLinkList* lists, std::uint32_t* lengths) {
+  for (std::size_t t = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; t < n; t += std::size_t{gridDim.x} * blockDim.x) {
+    lists[t] = side_link_list(codes + std::size_t{which[t]} * m, m, levels);
+    lengths[t] = lists[t].count;
+  }
+}
+
+struct OnlineSums {
+  unsigned long long* count;
+  double* sum;
+  unsigned long long* min_bits;
+  unsigned long long* max_bits;
+};
+
+__device__ __forceinline__ void flush(const OnlineSums& s, std::uint32_t t, const DevAgg& a) {
+  if (a.count == 0) return;
+  atomicAdd(&s.count[t], a.count);
+  atomicAdd(&s.sum[t], a.sum);
+  atomicMin(&s.min_bits[t], order_bits(a.min));
+  atomicMax(&s.max_bits[t], order_bits(a.max));
+}
+
+// balanced, step 2: the visits of every list laid end to end, kVisits per
+// thread; a thread's visits of one query are folded before one atomic flush.
+constexpr int kVisits = 8;
+__global__ void online_balanced(const std::uint32_t* codes, int m, const std::uint32_t* which, std::size_t n,
+                                const LevelView* levels, const SideLinkList* lists, const std::uint32_t* offsets,
+                                unsigned long long visits, OnlineSums sums) {
+  const unsigned long long v0 = (blockIdx.x * std::size_t{blockDim.x} + threadIdx.x) * kVisits;
+  if (v0 >= visits) return;
+  const unsigned long long v1 = v0 + kVisits < visits ? v0 + kVisits : visits;
+  std::uint32_t t = upper_bound(offsets, static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(v0)) - 1;
+  DevAgg a = empty_agg();
+  for (unsigned long long v = v0; v < v1; ++v) {
+    while (v >= offsets[t] + lists[t].count) {
+      flush(sums, t, a);
+      a = empty_agg();
+      ++t;
+    }
+    const SideLinkList& l = lists[t];
+    const std::uint32_t* c = codes + std::size_t{which[t]} * m;
+    const std::uint32_t node = levels[l.deepest].side_links[l.first + (v - offsets[t])];
+    if (matches_above(c, levels, l.deepest, l.shallowest, node)) a = MergeAgg()(a, levels[l.deepest].aggregate[node]);
+  }
+  flush(sums, t, a);
+}
+
+__global__ void online_finish(const std::uint32_t* which, std::size_t n, OnlineSums s, DevAgg* out) {
+  for (std::size_t t = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; t < n; t += std::size_t{gridDim.x} * blockDim.x) {
+    DevAgg a = empty_agg();
+    if (s.count[t]) a = {s.count[t], s.sum[t], double_of_order_bits(s.min_bits[t]), double_of_order_bits(s.max_bits[t])};
+    out[which[t]] = a;
+  }
+}
+
+__global__ void init_online_sums(OnlineSums s, std::size_t n) {
+  for (std::size_t t = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; t < n; t += std::size_t{gridDim.x} * blockDim.x) {
+    s.count[t] = 0;
+    s.sum[t] = 0;
+    s.min_bits[t] = ~0ull;
+    s.max_bits[t] = 0;
+  }
+}
+
+int as_items(std::size_t n) {
+  if (n >= (std::size_t{1} << 31)) throw InputError("the gpu H-tree takes fewer than 2^31 tuples or nodes at once");
+  return static_cast<int>(n);
+}
+
+}  // namespace
+
+// One level on the device.
+struct DeviceLevel {
+  DeviceBuffer<std::uint32_t> key, parent, first_child, child_count, side_links, header_key, header_count, header_first;
+  DeviceBuffer<DevAgg> aggregate;
+  std::uint32_t nodes = 0, headers = 0;
+};
+
+// Sorted distinct leaf rows on the device: words [w * n + row], aggregates.
+struct DeviceLeaves {
+  DeviceBuffer<std::uint64_t> words;
+  DeviceBuffer<DevAgg> aggregate;
+  std::size_t n = 0;
+};
+
+struct GpuHTree::Impl {
+  gpu::DeviceContext ctx;
+  GpuKnobs knobs;
+  std::vector<DeviceLevel> levels;
+  DeviceBuffer<LevelView> views;
+  std::vector<std::uint32_t> cardinalities;
+  DevAgg total = empty_agg();
+  bool timing = false;
+  std::vector<std::pair<std::string, double>> stages;
+
+  // Scratch kept between operations.
+  DeviceBuffer<std::uint32_t> codes, perm, perm_alt, flags, run, node_id, node_id_above;
+  DeviceBuffer<std::uint64_t> words, key_tmp, key_alt;
+  DeviceBuffer<double> measure;
+  DeviceBuffer<std::uint8_t> nulls, diff;
+  DeviceBuffer<DevAgg> row_agg;
+  DeviceBuffer<unsigned long long> level_counts;
+
+  Impl(int device, GpuKnobs k) : ctx(device), knobs(k) {}
+
+  cudaStream_t s() const { return ctx.stream(); }
+
+  template <typename F>
+  void cub_call(F&& f) {
+    std::size_t bytes = 0;
+    GPUOLAP_CUDA_CHECK(f(nullptr, bytes));
+    GPUOLAP_CUDA_CHECK(f(ctx.scratch(bytes), bytes));
+  }
+
+  void finish_stages(gpu::StageClock& clock) {
+    GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(s()));
+    stages = clock.read();
+  }
+
+  // Tuples uploaded, sorted (packed words, least significant word first)
+  // and folded into sorted distinct leaf rows.
+  DeviceLeaves fold_tuples(const CodedTuples& tuples, const KeyPacking& p, gpu::StageClock& clock) {
+    const std::size_t n = tuples.size(), m = tuples.codes.size(), w = p.words;
+    DeviceLeaves out;
+    if (n == 0) return out;
+    const int items = as_items(n);
+    clock.start("io");
+    codes.reserve(n * m);
+    for (std::size_t d = 0; d < m; ++d)
+      GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(codes.data() + d * n, tuples.codes[d].data(), n * sizeof(std::uint32_t),
+                                         cudaMemcpyHostToDevice, s()));
+    measure.upload(tuples.measure, s());
+    const bool has_nulls = !tuples.measure_null.empty();
+    if (has_nulls) nulls.upload(tuples.measure_null, s());
+    clock.stop();
+    clock.start("key");
+    words.reserve(n * w);
+    pack_tuples<<<grid_for(n), kBlock, 0, s()>>>(codes.data(), n, p, words.data());
+    GPUOLAP_CHECK_LAUNCH("pack_tuples");
+    perm.reserve(n);
+    perm_alt.reserve(n);
+    key_tmp.reserve(n);
+    key_alt.reserve(n);
+    iota<<<grid_for(n), kBlock, 0, s()>>>(perm.data(), n);
+    // Least significant word first; each sort stable, so the last (word 0)
+    // leaves the tuples in order. A word's bits are its top `used` bits.
+    for (std::size_t k = w; k-- > 0;) {
+      int used = 0;
+      for (int d = 0; d < p.dimensions; ++d)
+        if (p.word[d] == k) used += p.bits[d];
+      if (used == 0) continue;
+      gather_words<<<grid_for(n), kBlock, 0, s()>>>(words.data() + k * n, perm.data(), n, key_tmp.data());
+      cub_call([&](void* t, std::size_t& b) {
+        return cub::DeviceRadixSort::SortPairs(t, b, key_tmp.data(), key_alt.data(), perm.data(), perm_alt.data(), items,
+                                               64 - used, 64, s());
+      });
+      std::swap(perm, perm_alt);
+    }
+    // The sorted words (word-major), then the runs of equal tuples.
+    DeviceBuffer<std::uint64_t> sorted(n * w);
+    for (std::size_t k = 0; k < w; ++k)
+      gather_words<<<grid_for(n), kBlock, 0, s()>>>(words.data() + k * n, perm.data(), n, sorted.data() + k * n);
+    flags.reserve(n);
+    run.reserve(n);
+    run_starts<<<grid_for(n), kBlock, 0, s()>>>(sorted.data(), static_cast<int>(w), n, flags.data());
+    cub_call([&](void* t, std::size_t& b) { return cub::DeviceScan::InclusiveSum(t, b, flags.data(), run.data(), items, s()); });
+    std::uint32_t leaves = 0;
+    GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(&leaves, run.data() + n - 1, sizeof leaves, cudaMemcpyDeviceToHost, s()));
+    row_agg.reserve(n);
+    row_aggregates<<<grid_for(n), kBlock, 0, s()>>>(perm.data(), measure.data(), has_nulls ? nulls.data() : nullptr, n,
+                                                    row_agg.data());
+    GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(s()));
+    out.n = leaves;
+    out.aggregate.reserve(leaves);
+    out.words.reserve(leaves * w);
+    DeviceBuffer<std::uint32_t> unique(leaves);
+    DeviceBuffer<int> runs(1);
+    cub_call([&](void* t, std::size_t& b) {
+      return cub::DeviceReduce::ReduceByKey(t, b, run.data(), unique.data(), row_agg.data(), out.aggregate.data(),
+                                            runs.data(), MergeAgg(), items, s());
+    });
+    leaf_words_of_runs<<<grid_for(n), kBlock, 0, s()>>>(sorted.data(), static_cast<int>(w), flags.data(), run.data(), n,
+                                                        leaves, out.words.data());
+    GPUOLAP_CHECK_LAUNCH("leaf_words_of_runs");
+    clock.stop();
+    return out;
+  }
+
+  // The levels, roll-up and header tables from sorted distinct leaf rows.
+  void build_levels(const DeviceLeaves& leaves, const KeyPacking& p, gpu::StageClock& clock) {
+    const std::size_t n = leaves.n;
+    const int m = p.dimensions;
+    std::vector<DeviceLevel> next(m);
+    if (n == 0) {
+      levels = std::move(next);
+      total = empty_agg();
+      upload_views();
+      return;
+    }
+    const int items = as_items(n);
+    clock.start("index");
+    diff.reserve(n);
+    first_difference<<<grid_for(n), kBlock, 0, s()>>>(leaves.words.data(), n, p, diff.data());
+    GPUOLAP_CHECK_LAUNCH("first_difference");
+    level_counts.reserve(kMaxDimensions);
+    GPUOLAP_CUDA_CHECK(cudaMemsetAsync(level_counts.data(), 0, kMaxDimensions * sizeof(unsigned long long), s()));
+    count_node_starts<<<grid_for(n), kBlock, 0, s()>>>(diff.data(), n, level_counts.data());
+    const auto starts = level_counts.download(kMaxDimensions, s());  // row 0 counts at diff 0
+    std::size_t nodes = 0;
+    for (int i = 0; i < m; ++i) {
+      nodes += starts[i];
+      next[i].nodes = static_cast<std::uint32_t>(i + 1 == m ? n : nodes);
+    }
+    node_id.reserve(n);
+    node_id_above.reserve(n);
+    for (int i = 0; i < m; ++i) {
+      DeviceLevel& l = next[i];
+      l.key.reserve(l.nodes);
+      l.parent.reserve(l.nodes);
+      l.first_child.reserve(l.nodes);
+      l.child_count.reserve(l.nodes);
+      const auto flag = thrust::make_transform_iterator(thrust::counting_iterator<std::size_t>(0), StartsLevel{diff.data(), i});
+      cub_call([&](void* t, std::size_t& b) { return cub::DeviceScan::InclusiveSum(t, b, flag, node_id.data(), items, s()); });
+      level_nodes<<<grid_for(n), kBlock, 0, s()>>>(leaves.words.data(), n, p, diff.data(), i, node_id.data(),
+                                                   node_id_above.data(), l.key.data(), l.parent.data(),
+                                                   i ? next[i - 1].first_child.data() : nullptr);
+      GPUOLAP_CHECK_LAUNCH("level_nodes");
+      if (i > 0)
+        child_counts<<<grid_for(next[i - 1].nodes), kBlock, 0, s()>>>(next[i - 1].first_child.data(), next[i - 1].nodes,
+                                                                      l.nodes, next[i - 1].child_count.data());
+      std::swap(node_id, node_id_above);
+    }
+    fill_u32<<<grid_for(n), kBlock, 0, s()>>>(next[m - 1].first_child.data(), n, 0);
+    fill_u32<<<grid_for(n), kBlock, 0, s()>>>(next[m - 1].child_count.data(), n, 0);
+    clock.stop();
+
+    clock.start("rollup");
+    next[m - 1].aggregate.reserve(n);
+    GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(next[m - 1].aggregate.data(), leaves.aggregate.data(), n * sizeof(DevAgg),
+                                       cudaMemcpyDeviceToDevice, s()));
+    DeviceBuffer<std::uint32_t> unique(n);
+    DeviceBuffer<int> runs(1);
+    for (int i = m - 2; i >= 0; --i) {
+      next[i].aggregate.reserve(next[i].nodes);
+      cub_call([&](void* t, std::size_t& b) {
+        return cub::DeviceReduce::ReduceByKey(t, b, next[i + 1].parent.data(), unique.data(), next[i + 1].aggregate.data(),
+                                              next[i].aggregate.data(), runs.data(), MergeAgg(),
+                                              as_items(next[i + 1].nodes), s());
+      });
+    }
+    DeviceBuffer<DevAgg> root(1);
+    cub_call([&](void* t, std::size_t& b) {
+      return cub::DeviceReduce::Reduce(t, b, next[0].aggregate.data(), root.data(), as_items(next[0].nodes), MergeAgg(),
+                                       empty_agg(), s());
+    });
+    clock.stop();
+
+    clock.start("htable");
+    DeviceBuffer<int> header_counts(m);
+    for (int i = 0; i < m; ++i) {
+      DeviceLevel& l = next[i];
+      const std::uint32_t card = std::max<std::uint32_t>(cardinalities[i], 1);
+      const std::uint32_t bound = std::min<std::uint32_t>(card, l.nodes);
+      const int bits = std::max(1, static_cast<int>(std::bit_width(card - 1)));
+      l.side_links.reserve(l.nodes);
+      l.header_key.reserve(bound);
+      l.header_count.reserve(bound);
+      l.header_first.reserve(bound);
+      perm.reserve(l.nodes);
+      perm_alt.reserve(l.nodes);
+      iota<<<grid_for(l.nodes), kBlock, 0, s()>>>(perm.data(), l.nodes);
+      cub_call([&](void* t, std::size_t& b) {
+        return cub::DeviceRadixSort::SortPairs(t, b, l.key.data(), perm_alt.data(), perm.data(), l.side_links.data(),
+                                               as_items(l.nodes), 0, bits, s());
+      });
+      cub_call([&](void* t, std::size_t& b) {
+        return cub::DeviceRunLengthEncode::Encode(t, b, perm_alt.data(), l.header_key.data(), l.header_count.data(),
+                                                  header_counts.data() + i, as_items(l.nodes), s());
+      });
+      cub_call([&](void* t, std::size_t& b) {
+        return cub::DeviceScan::ExclusiveSum(t, b, l.header_count.data(), l.header_first.data(), as_items(bound), s());
+      });
+    }
+    const auto headers = header_counts.download(m, s());
+    for (int i = 0; i < m; ++i) next[i].headers = static_cast<std::uint32_t>(headers[i]);
+    clock.stop();
+    total = root.download(1, s())[0];
+    levels = std::move(next);
+    upload_views();
+  }
+
+  void upload_views() {
+    std::vector<LevelView> v;
+    for (const DeviceLevel& l : levels)
+      v.push_back({l.key.data(), l.parent.data(), l.first_child.data(), l.child_count.data(), l.aggregate.data(),
+                   l.side_links.data(), l.header_key.data(), l.header_count.data(), l.header_first.data(), l.nodes,
+                   l.headers});
+    views.upload(v, s());
+  }
+
+  std::size_t leaf_count() const { return levels.empty() ? 0 : levels.back().nodes; }
+};
+
+bool gpu_available() {
+  int n = 0;
+  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
+}
+
+GpuHTree::GpuHTree(int device, GpuKnobs knobs) : impl_(std::make_unique<Impl>(device, knobs)) {}
+GpuHTree::~GpuHTree() = default;
+
+void GpuHTree::build(const std::vector<std::uint32_t>& cardinalities, const CodedTuples& tuples) {
+  Impl& I = *impl_;
+  I.ctx.bind();
+  I.cardinalities = cardinalities;
+  const KeyPacking p = make_packing(cardinalities, I.knobs.sort == SortKeys::PerDimension);
+  gpu::StageClock clock(I.s(), I.ctx.events(), I.timing);
+  // Every step after the sort reads codes through the packing, whichever it is.
+  const DeviceLeaves leaves = I.fold_tuples(tuples, p, clock);
+  I.build_levels(leaves, p, clock);
+  I.finish_stages(clock);
+}
+
+void GpuHTree::upload(const HTree& tree) {
+  Impl& I = *impl_;
+  I.ctx.bind();
+  I.cardinalities.clear();
+  for (const Dictionary& d : tree.dictionaries) I.cardinalities.push_back(static_cast<std::uint32_t>(d.values.size()));
+  std::vector<DeviceLevel> next(tree.levels.size());
+  for (std::size_t i = 0; i < tree.levels.size(); ++i) {
+    const Level& h = tree.levels[i];
+    DeviceLevel& l = next[i];
+    l.nodes = static_cast<std::uint32_t>(h.size());
+    l.headers = static_cast<std::uint32_t>(h.header_key.size());
+    l.key.upload(h.key, I.s());
+    l.parent.upload(h.parent, I.s());
+    l.first_child.upload(h.first_child, I.s());
+    l.child_count.upload(h.child_count, I.s());
+    l.side_links.upload(h.side_links, I.s());
+    l.header_key.upload(h.header_key, I.s());
+    l.header_count.upload(h.header_count, I.s());
+    l.header_first.upload(h.header_first, I.s());
+    l.aggregate.upload(reinterpret_cast<const DevAgg*>(h.aggregate.data()), h.aggregate.size(), I.s());
+  }
+  I.levels = std::move(next);
+  std::memcpy(&I.total, &tree.total, sizeof I.total);
+  I.upload_views();
+  GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(I.s()));
+}
+
+void GpuHTree::update(const std::vector<std::uint32_t>& cardinalities, const CodedTuples& batch) {
+  Impl& I = *impl_;
+  I.ctx.bind();
+  I.cardinalities = cardinalities;
+  const KeyPacking p = make_packing(cardinalities, I.knobs.sort == SortKeys::PerDimension);
+  const int m = p.dimensions, w = p.words;
+  gpu::StageClock clock(I.s(), I.ctx.events(), I.timing);
+  const DeviceLeaves fresh = I.fold_tuples(batch, p, clock);
+  const std::size_t old_n = I.leaf_count();
+  if (fresh.n == 0) {
+    I.finish_stages(clock);
+    return;
+  }
+  clock.start("search");
+  DeviceLeaves old;
+  old.n = old_n;
+  old.words.reserve(old_n * w);
+  if (old_n) {
+    old_leaf_words<<<grid_for(old_n), kBlock, 0, I.s()>>>(I.views.data(), m, old_n, p, old.words.data());
+    GPUOLAP_CHECK_LAUNCH("old_leaf_words");
+  }
+  DeviceBuffer<std::uint32_t> rank(fresh.n), inserted_flag(fresh.n), inserted_row(fresh.n), inserted_rank(fresh.n);
+  DeviceBuffer<int> selected(1);
+  if (old_n) {
+    search_tree<<<grid_for(fresh.n), kBlock, 0, I.s()>>>(fresh.words.data(), fresh.n, p, I.views.data(), m,
+                                                         static_cast<std::uint32_t>(old_n), rank.data(),
+                                                         inserted_flag.data());
+    GPUOLAP_CHECK_LAUNCH("search_tree");
+  } else {
+    fill_u32<<<grid_for(fresh.n), kBlock, 0, I.s()>>>(rank.data(), fresh.n, 0);
+    fill_u32<<<grid_for(fresh.n), kBlock, 0, I.s()>>>(inserted_flag.data(), fresh.n, 1);
+  }
+  const auto rows = thrust::counting_iterator<std::uint32_t>(0);
+  I.cub_call([&](void* t, std::size_t& b) {
+    return cub::DeviceSelect::Flagged(t, b, rows, inserted_flag.data(), inserted_row.data(), selected.data(),
+                                      as_items(fresh.n), I.s());
+  });
+  I.cub_call([&](void* t, std::size_t& b) {
+    return cub::DeviceSelect::Flagged(t, b, rank.data(), inserted_flag.data(), inserted_rank.data(), selected.data(),
+                                      as_items(fresh.n), I.s());
+  });
+  const std::uint32_t inserted = static_cast<std::uint32_t>(selected.download(1, I.s())[0]);
+  const std::size_t merged_n = old_n + inserted;
+  DeviceLeaves merged;
+  merged.n = merged_n;
+  merged.words.reserve(merged_n * w);
+  merged.aggregate.reserve(merged_n);
+  if (old_n) {
+    // The old leaves' aggregates are the last level's.
+    scatter_old_leaves<<<grid_for(old_n), kBlock, 0, I.s()>>>(old.words.data(), I.levels.back().aggregate.data(), old_n,
+                                                              w, inserted_rank.data(), inserted, merged_n,
+                                                              merged.words.data(), merged.aggregate.data());
+    GPUOLAP_CHECK_LAUNCH("scatter_old_leaves");
+  }
+  if (inserted)
+    scatter_new_leaves<<<grid_for(inserted), kBlock, 0, I.s()>>>(fresh.words.data(), fresh.aggregate.data(), fresh.n, w,
+                                                                 inserted_row.data(), inserted_rank.data(), inserted,
+                                                                 merged_n, merged.words.data(), merged.aggregate.data());
+  fold_found<<<grid_for(fresh.n), kBlock, 0, I.s()>>>(fresh.aggregate.data(), rank.data(), inserted_flag.data(), fresh.n,
+                                                      inserted_rank.data(), inserted, merged.aggregate.data());
+  GPUOLAP_CHECK_LAUNCH("fold_found");
+  clock.stop();
+  I.build_levels(merged, p, clock);
+  I.finish_stages(clock);
+}
+
+std::vector<Aggregate> GpuHTree::query(const QueryBatch& batch, QueryStats* stats) {
+  Impl& I = *impl_;
+  I.ctx.bind();
+  const std::size_t n = batch.size();
+  const int m = static_cast<int>(batch.dimensions);
+  std::vector<Aggregate> out(n);
+  QueryStats st;
+  gpu::StageClock clock(I.s(), I.ctx.events(), I.timing);
+  if (n == 0 || I.leaf_count() == 0) {
+    if (stats) *stats = st;
+    I.stages.clear();
+    return out;
+  }
+  if (m != static_cast<int>(I.levels.size())) throw InputError("a query batch must name every dimension of the tree");
+  // Hybrid batches (§5.3.3): the two kinds apart, each by its kernel, the
+  // answers written in the batch's order.
+  std::vector<std::uint32_t> popular, online;
+  for (std::size_t q = 0; q < n; ++q) (on_popular_path(batch.query(q), m) ? popular : online).push_back(static_cast<std::uint32_t>(q));
+  st.popular_path = popular.size();
+  st.online = online.size();
+  clock.start("io");
+  DeviceBuffer<std::uint32_t> codes, which_popular, which_online;
+  codes.upload(batch.codes, I.s());
+  which_popular.upload(popular, I.s());
+  which_online.upload(online, I.s());
+  DeviceBuffer<DevAgg> answers(n);
+  clock.stop();
+  clock.start("query");
+  if (!popular.empty()) {
+    popular_path_queries<<<grid_for(popular.size()), kBlock, 0, I.s()>>>(codes.data(), m, which_popular.data(),
+                                                                         popular.size(), I.views.data(), I.total,
+                                                                         answers.data());
+    GPUOLAP_CHECK_LAUNCH("popular_path_queries");
+  }
+  if (!online.empty()) {
+    DeviceBuffer<unsigned long long> visited(1);
+    if (I.knobs.online == OnlineKernel::BlockPerQuery) {
+      GPUOLAP_CUDA_CHECK(cudaMemsetAsync(visited.data(), 0, sizeof(unsigned long long), I.s()));
+      const unsigned blocks = static_cast<unsigned>(online.size());
+      switch (I.knobs.block_threads) {
+        case 32:
+          online_block_per_query<32><<<blocks, 32, 0, I.s()>>>(codes.data(), m, which_online.data(), I.views.data(),
+                                                               answers.data(), visited.data());
+          break;
+        case 64:
+          online_block_per_query<64><<<blocks, 64, 0, I.s()>>>(codes.data(), m, which_online.data(), I.views.data(),
+                                                               answers.data(), visited.data());
+          break;
+        case 256:
+          online_block_per_query<256><<<blocks, 256, 0, I.s()>>>(codes.data(), m, which_online.data(), I.views.data(),
+                                                                 answers.data(), visited.data());
+          break;
+        default:
+          online_block_per_query<128><<<blocks, 128, 0, I.s()>>>(codes.data(), m, which_online.data(), I.views.data(),
+                                                                 answers.data(), visited.data());
+      }
+      GPUOLAP_CHECK_LAUNCH("online_block_per_query");
+      st.side_link_nodes = visited.download(1, I.s())[0];
+    } else {
+      const std::size_t k = online.size();
+      DeviceBuffer<SideLinkList> lists(k);
+      DeviceBuffer<std::uint32_t> lengths(k + 1), offsets(k + 1);
+      GPUOLAP_CUDA_CHECK(cudaMemsetAsync(lengths.data() + k, 0, sizeof(std::uint32_t), I.s()));
+      online_lists<<<grid_for(k), kBlock, 0, I.s()>>>(codes.data(), m, which_online.data(), k, I.views.data(),
+                                                      lists.data(), lengths.data());
+      GPUOLAP_CHECK_LAUNCH("online_lists");
+      I.cub_call([&](void* t, std::size_t& b) {
+        return cub::DeviceScan::ExclusiveSum(t, b, lengths.data(), offsets.data(), as_items(k + 1), I.s());
+      });
+      const std::uint32_t visits = offsets.download(k + 1, I.s())[k];
+      st.side_link_nodes = visits;
+      DeviceBuffer<unsigned long long> count(k), min_bits(k), max_bits(k);
+      DeviceBuffer<double> sum(k);
+      const OnlineSums sums{count.data(), sum.data(), min_bits.data(), max_bits.data()};
+      init_online_sums<<<grid_for(k), kBlock, 0, I.s()>>>(sums, k);
+      if (visits)
+        online_balanced<<<grid_for((visits + kVisits - 1) / kVisits), kBlock, 0, I.s()>>>(
+            codes.data(), m, which_online.data(), k, I.views.data(), lists.data(), offsets.data(), visits, sums);
+      GPUOLAP_CHECK_LAUNCH("online_balanced");
+      online_finish<<<grid_for(k), kBlock, 0, I.s()>>>(which_online.data(), k, sums, answers.data());
+      GPUOLAP_CHECK_LAUNCH("online_finish");
+    }
+  }
+  clock.stop();
+  clock.start("io");
+  GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(out.data(), answers.data(), n * sizeof(DevAgg), cudaMemcpyDeviceToHost, I.s()));
+  clock.stop();
+  I.finish_stages(clock);
+  if (stats) *stats = st;
+  return out;
+}
+
+void GpuHTree::download(HTree& tree) const {
+  Impl& I = *impl_;
+  I.ctx.bind();
+  tree.levels.assign(I.levels.size(), {});
+  for (std::size_t i = 0; i < I.levels.size(); ++i) {
+    const DeviceLevel& l = I.levels[i];
+    Level& h = tree.levels[i];
+    h.key = l.key.download(l.nodes, I.s());
+    h.parent = l.parent.download(l.nodes, I.s());
+    h.first_child = l.first_child.download(l.nodes, I.s());
+    h.child_count = l.child_count.download(l.nodes, I.s());
+    h.side_links = l.side_links.download(l.nodes, I.s());
+    h.header_key = l.header_key.download(l.headers, I.s());
+    h.header_count = l.header_count.download(l.headers, I.s());
+    h.header_first = l.header_first.download(l.headers, I.s());
+    h.aggregate.resize(l.nodes);
+    if (l.nodes)
+      GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(h.aggregate.data(), l.aggregate.data(), l.nodes * sizeof(DevAgg),
+                                         cudaMemcpyDeviceToHost, I.s()));
+  }
+  GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(I.s()));
+  std::memcpy(&tree.total, &I.total, sizeof I.total);
+}
+
+std::size_t GpuHTree::leaf_count() const { return impl_->leaf_count(); }
+std::size_t GpuHTree::node_count() const {
+  std::size_t n = 0;
+  for (const DeviceLevel& l : impl_->levels) n += l.nodes;
+  return n;
+}
+void GpuHTree::set_timing(bool on) { impl_->timing = on; }
+std::vector<std::pair<std::string, double>> GpuHTree::stages() const { return impl_->stages; }
+std::string GpuHTree::device_name() const { return impl_->ctx.props().name; }
+
+}  // namespace gpuolap::htree

@@ -1,0 +1,270 @@
+#include "htree/htree_io.hpp"
+
+#include <fmt/format.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <ostream>
+#include <set>
+#include <unordered_map>
+
+#include "gpuolap/error.hpp"
+#include "table/csv_loader.hpp"
+#include "table/date.hpp"
+
+namespace gpuolap::htree {
+namespace {
+
+using table::ColumnType;
+
+std::size_t distinct_count(const table::Column& c) {
+  const std::size_t n = c.size();
+  switch (c.type) {
+    case ColumnType::String: {
+      std::vector<std::uint8_t> seen(c.dictionary.size() + 1, 0);
+      for (std::size_t r = 0; r < n; ++r) seen[c.is_null(r) ? c.dictionary.size() : c.int32s[r]] = 1;
+      return std::count(seen.begin(), seen.end(), 1);
+    }
+    case ColumnType::Date: {
+      std::set<std::int64_t> s;
+      for (std::size_t r = 0; r < n; ++r) s.insert(c.is_null(r) ? INT64_MIN : c.int32s[r]);
+      return s.size();
+    }
+    case ColumnType::Int64: {
+      std::set<std::int64_t> s;
+      for (std::size_t r = 0; r < n; ++r) s.insert(c.is_null(r) ? INT64_MIN : c.int64s[r]);
+      return s.size();
+    }
+    case ColumnType::Double: {
+      std::set<double> s;
+      for (std::size_t r = 0; r < n; ++r) s.insert(c.is_null(r) ? -HUGE_VAL : c.doubles[r]);
+      return s.size();
+    }
+  }
+  return 0;
+}
+
+// Row r of column c as a dictionary's canonical text ("" for NULL).
+std::string canonical_of(const table::Column& c, std::size_t r) {
+  if (c.is_null(r)) return {};
+  switch (c.type) {
+    case ColumnType::String: return c.dictionary[c.int32s[r]];
+    case ColumnType::Date: return table::format_date(c.int32s[r]);
+    case ColumnType::Int64: return std::to_string(c.int64s[r]);
+    case ColumnType::Double: return fmt::format("{}", c.doubles[r]);
+  }
+  return {};
+}
+
+// Codes a column, looking each distinct source value up once.
+std::vector<std::uint32_t> code_column(Dictionary& dict, const table::Column& c) {
+  const std::size_t n = c.size();
+  std::vector<std::uint32_t> out(n);
+  std::uint32_t null_code = kAbsent;
+  auto null_or = [&](std::size_t r, auto&& code) {
+    if (!c.is_null(r)) return code();
+    if (null_code == kAbsent) null_code = dict.code({});
+    return null_code;
+  };
+  if (c.type == ColumnType::String) {
+    std::vector<std::uint32_t> by_code(c.dictionary.size(), kAbsent);
+    for (std::size_t r = 0; r < n; ++r)
+      out[r] = null_or(r, [&] {
+        std::uint32_t& k = by_code[c.int32s[r]];
+        if (k == kAbsent) k = dict.code(c.dictionary[c.int32s[r]]);
+        return k;
+      });
+    return out;
+  }
+  std::unordered_map<std::int64_t, std::uint32_t> seen;
+  for (std::size_t r = 0; r < n; ++r)
+    out[r] = null_or(r, [&] {
+      std::int64_t v = 0;
+      if (c.type == ColumnType::Int64) v = c.int64s[r];
+      else if (c.type == ColumnType::Date) v = c.int32s[r];
+      else std::memcpy(&v, &c.doubles[r], sizeof v);
+      auto [it, added] = seen.try_emplace(v, 0);
+      if (added) it->second = dict.code(canonical_of(c, r));
+      return it->second;
+    });
+  return out;
+}
+
+std::string csv_field(std::string_view s) {
+  if (s.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(s);
+  std::string out = "\"";
+  for (char ch : s) {
+    if (ch == '"') out += '"';
+    out += ch;
+  }
+  return out + '"';
+}
+
+}  // namespace
+
+HTree tree_shell(const table::Table& t, std::vector<std::string> order, const std::string& measure) {
+  const table::Column* m = t.find(measure);
+  if (!m) throw InputError(fmt::format("table {} has no column '{}' (the measure)", t.name, measure));
+  if (m->type != ColumnType::Int64 && m->type != ColumnType::Double)
+    throw InputError(fmt::format("the measure {} must be an int64 or double column, not {}", measure, table::type_name(m->type)));
+  if (order.empty()) {
+    std::vector<std::pair<std::size_t, std::size_t>> by;  // distinct count, column
+    for (std::size_t i = 0; i < t.columns.size(); ++i)
+      if (t.columns[i].name != measure) by.emplace_back(distinct_count(t.columns[i]), i);
+    std::stable_sort(by.begin(), by.end(), [](auto& a, auto& b) { return a.first < b.first; });
+    for (auto& [count, i] : by) order.push_back(t.columns[i].name);
+  }
+  if (order.empty()) throw InputError(fmt::format("table {} has no column besides the measure to build an H-tree over", t.name));
+  if (order.size() > 64) throw InputError("an H-tree has at most 64 dimensions");
+  HTree tree;
+  std::set<std::string> named;
+  for (const std::string& d : order) {
+    const table::Column* c = t.find(d);
+    if (!c) throw InputError(fmt::format("table {} has no column '{}' (in --order)", t.name, d));
+    if (d == measure) throw InputError(fmt::format("{} is the measure and cannot be a dimension too", d));
+    if (!named.insert(d).second) throw InputError(fmt::format("--order names {} twice", d));
+    tree.dimensions.push_back(d);
+    Dictionary dict;
+    dict.type = c->type;
+    tree.dictionaries.push_back(std::move(dict));
+  }
+  tree.measure = measure;
+  tree.levels.assign(order.size(), {});
+  return tree;
+}
+
+CodedTuples code_rows(HTree& tree, const table::Table& t, const std::string& what) {
+  CodedTuples out;
+  const std::size_t m = tree.dimensions.size();
+  std::vector<const table::Column*> cols(m);
+  for (std::size_t d = 0; d < m; ++d) {
+    cols[d] = t.find(tree.dimensions[d]);
+    if (!cols[d]) throw InputError(fmt::format("{} has no column {} (a dimension of the tree)", what, tree.dimensions[d]));
+    if (cols[d]->type != tree.dictionaries[d].type)
+      throw InputError(fmt::format("{}: column {} is {}, the tree's dimension is {}", what, tree.dimensions[d],
+                                   table::type_name(cols[d]->type), table::type_name(tree.dictionaries[d].type)));
+  }
+  const table::Column* mc = t.find(tree.measure);
+  if (!mc) throw InputError(fmt::format("{} has no column {} (the tree's measure)", what, tree.measure));
+  if (mc->type != ColumnType::Int64 && mc->type != ColumnType::Double)
+    throw InputError(fmt::format("{}: the measure {} must be int64 or double, not {}", what, tree.measure,
+                                 table::type_name(mc->type)));
+  out.codes.resize(m);
+  tbb::parallel_for(std::size_t{0}, m, [&](std::size_t d) { out.codes[d] = code_column(tree.dictionaries[d], *cols[d]); });
+  const std::size_t n = t.row_count();
+  out.measure.resize(n);
+  for (std::size_t r = 0; r < n; ++r)
+    out.measure[r] = mc->type == ColumnType::Int64 ? static_cast<double>(mc->int64s[r]) : mc->doubles[r];
+  if (!mc->nulls.empty()) out.measure_null = mc->nulls;
+  return out;
+}
+
+CodedTuples read_batch_csv(HTree& tree, const std::filesystem::path& csv) {
+  table::CsvLoadOptions o;
+  o.table_name = "batch";
+  for (std::size_t d = 0; d < tree.dimensions.size(); ++d) o.types[tree.dimensions[d]] = tree.dictionaries[d].type;
+  const table::Table t = table::load_csv(csv, o);
+  const table::Column* mc = t.find(tree.measure);
+  for (const table::Column& c : t.columns)
+    if (c.name != tree.measure &&
+        std::find(tree.dimensions.begin(), tree.dimensions.end(), c.name) == tree.dimensions.end())
+      throw InputError(fmt::format("{}: column {} is neither a dimension of the tree nor its measure {}", csv.string(),
+                                   c.name, tree.measure));
+  if (mc && mc->type != ColumnType::Int64 && mc->type != ColumnType::Double) {
+    std::size_t row = 0;
+    while (row < mc->size() && mc->is_null(row)) ++row;
+    if (row < mc->size())  // a measure column of only NULLs reads as string: it is still a batch
+      throw InputError(fmt::format("{}: the measure {} holds '{}', not a number", csv.string(), tree.measure,
+                                   table::clip_for_message(canonical_of(*mc, row))));
+    table::Table copy = t;
+    for (table::Column& c : copy.columns)
+      if (c.name == tree.measure) {
+        c.type = ColumnType::Double;
+        c.doubles.assign(c.size(), 0);
+        c.int32s.clear();
+        c.dictionary.clear();
+      }
+    return code_rows(tree, copy, csv.string());
+  }
+  return code_rows(tree, t, csv.string());
+}
+
+QueryFile code_queries(const HTree& tree, std::vector<std::string> header, std::vector<std::vector<std::string>> fields,
+                       const std::string& what) {
+  const std::size_t m = tree.dimensions.size();
+  std::vector<std::size_t> dim_of(header.size());
+  std::vector<int> seen(m, 0);
+  for (std::size_t c = 0; c < header.size(); ++c) {
+    const auto it = std::find(tree.dimensions.begin(), tree.dimensions.end(), header[c]);
+    if (it == tree.dimensions.end())
+      throw InputError(fmt::format("{}: column {} is no dimension of the tree ({})", what,
+                                   table::clip_for_message(header[c]), fmt::join(tree.dimensions, ", ")));
+    dim_of[c] = it - tree.dimensions.begin();
+    if (seen[dim_of[c]]++) throw InputError(fmt::format("{}: column {} appears twice", what, header[c]));
+  }
+  for (std::size_t d = 0; d < m; ++d)
+    if (!seen[d]) throw InputError(fmt::format("{}: the header lacks dimension {} (name every dimension)", what, tree.dimensions[d]));
+  QueryFile q;
+  q.batch.dimensions = m;
+  q.batch.codes.assign(fields.size() * m, kAny);
+  for (std::size_t i = 0; i < fields.size(); ++i) {
+    if (fields[i].size() != header.size())
+      throw InputError(fmt::format("{}: query {} has {} fields, the header {}", what, i + 1, fields[i].size(), header.size()));
+    for (std::size_t c = 0; c < header.size(); ++c) {
+      const std::string& f = fields[i][c];
+      const std::size_t d = dim_of[c];
+      if (f == "*") continue;
+      try {
+        q.batch.codes[i * m + d] = tree.dictionaries[d].find(tree.dictionaries[d].canonical(f));
+      } catch (const InputError& e) {
+        throw InputError(fmt::format("{}: query {}, column {}: {}", what, i + 1, header[c], e.what()));
+      }
+    }
+  }
+  q.header = std::move(header);
+  q.fields = std::move(fields);
+  return q;
+}
+
+QueryFile read_query_csv(const HTree& tree, const std::filesystem::path& csv) {
+  table::CsvLoadOptions o;
+  o.table_name = "queries";
+  // Every column as text (a value is canonicalised by its dimension's
+  // type: "007" stays "007" in a string dimension): the file read once for
+  // its header, then with every column declared a string.
+  table::Table t;
+  {
+    table::CsvLoadOptions all;
+    all.table_name = "queries";
+    for (const table::Column& c : table::load_csv(csv, all).columns) o.types[c.name] = ColumnType::String;
+    t = table::load_csv(csv, o);
+  }
+  std::vector<std::string> header;
+  for (const table::Column& c : t.columns) header.push_back(c.name);
+  std::vector<std::vector<std::string>> fields(t.row_count(), std::vector<std::string>(header.size()));
+  for (std::size_t r = 0; r < t.row_count(); ++r)
+    for (std::size_t c = 0; c < header.size(); ++c) fields[r][c] = canonical_of(t.columns[c], r);
+  return code_queries(tree, std::move(header), std::move(fields), csv.string());
+}
+
+void write_answers(std::ostream& out, const QueryFile& queries, const std::vector<Aggregate>& answers) {
+  std::string text;
+  for (const std::string& h : queries.header) text += csv_field(h) + ",";
+  text += "count,sum,min,max,avg\n";
+  for (std::size_t i = 0; i < answers.size(); ++i) {
+    for (const std::string& f : queries.fields[i]) text += csv_field(f) + ",";
+    const Aggregate& a = answers[i];
+    if (a.count == 0) text += "0,,,,\n";
+    else text += fmt::format("{},{},{},{},{}\n", a.count, a.sum, a.min, a.max, a.sum / static_cast<double>(a.count));
+    if (text.size() > (1 << 20)) {
+      out << text;
+      text.clear();
+    }
+  }
+  out << text;
+}
+
+}  // namespace gpuolap::htree

@@ -1,0 +1,47 @@
+// H-trees from tables and CSV files, and answers as CSV: the tree's shell
+// (dimensions in popular-path order, measure, dictionaries), tuples coded by
+// its dictionaries (new values appended), query files, the answer file.
+#pragma once
+
+#include <filesystem>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "htree/htree.hpp"
+#include "table/table.hpp"
+
+namespace gpuolap::htree {
+
+// An empty tree over table `t`: `order` the popular path (empty: every
+// column but the measure, by ascending distinct count as the paper
+// orders them), `measure` an int64 or double column. Unknown columns, a
+// measure among the dimensions, or a dimension twice are InputErrors.
+HTree tree_shell(const table::Table& t, std::vector<std::string> order, const std::string& measure);
+
+// The rows of `t` (which has every dimension and the measure, by name)
+// coded by the tree's dictionaries, new values added to them. `what` names
+// the input in errors.
+CodedTuples code_rows(HTree& tree, const table::Table& t, const std::string& what);
+
+// A batch file: a CSV whose header names every dimension and the measure
+// (any order, nothing else), its types the tree's. Codes it as code_rows.
+CodedTuples read_batch_csv(HTree& tree, const std::filesystem::path& csv);
+
+// A query file: a header naming every dimension of the tree (any order),
+// a query a row, each field a value or `*`.
+struct QueryFile {
+  std::vector<std::string> header;               // as in the file
+  std::vector<std::vector<std::string>> fields;  // [query][column], as in the file
+  QueryBatch batch;                              // coded in popular-path order
+};
+QueryFile read_query_csv(const HTree& tree, const std::filesystem::path& csv);
+// Queries given as rows of fields in `header`'s order (the server's JSON).
+QueryFile code_queries(const HTree& tree, std::vector<std::string> header, std::vector<std::vector<std::string>> fields,
+                       const std::string& what);
+
+// The answer: the query file's header and fields, then count, sum, min,
+// max, avg (count 0 and empty fields where nothing matches).
+void write_answers(std::ostream& out, const QueryFile& queries, const std::vector<Aggregate>& answers);
+
+}  // namespace gpuolap::htree
