@@ -232,7 +232,8 @@ int generate_tables_into_db(const GenerateOptions& o) {
   TableGeneratorOptions options;
   options.scale = o.scale;
   options.seed = o.seed;
-  options.theta = o.theta;
+  options.theta = o.theta.value_or(o.kind == "htree" ? 0.0 : 1.0);
+  options.shape = o.shape;
   options.cardinality = o.cardinality;
   const std::vector<table::Table> tables = generate_tables(o.kind, options);
   const double generated_ms = ms_since(start);

@@ -50,8 +50,9 @@ int run_check(const CheckOptions& o);
 // ssb) into the database `db`.
 struct GenerateOptions {
   std::string kind = "demo", out, db, format = "csv";
-  double theta = 1.0;
+  std::optional<double> theta;  // unset: 1 for zipf, 0 (uniform) for htree
   uint64_t cardinality = 1024;
+  std::string shape = "D15C40T600K";
   bool force = false;
   double scale = 1.0;
   uint64_t seed = 42;

@@ -10,6 +10,7 @@
 
 #include "commands.hpp"
 #include "table_commands.hpp"
+#include "htree_command.hpp"
 #include "gpuolap/error.hpp"
 #include "gpuolap/generate.hpp"
 #include "gpuolap/gpu_options.hpp"
@@ -171,7 +172,7 @@ int main(int argc, char** argv) {
                                 "Write a generated cube (schema, facts and sample queries) into --out, or generated "
                                 "tables into the database --db");
   g->add_option("kind,--kind", gen.kind,
-                "Cubes: demo, biker, machines or machines-skewed; tables: sales-flat, lineitem, zipf or ssb")
+                "Cubes: demo, biker, machines or machines-skewed; tables: sales-flat, lineitem, zipf, ssb or htree")
       ->capture_default_str();
   g->add_option("--scale", gen.scale,
                 "Fraction of the thesis' fact count (biker, machines); the scale factor of tables (sales-flat: 25 M "
@@ -180,7 +181,8 @@ int main(int argc, char** argv) {
   g->add_option("--seed", gen.seed, "Random seed")->capture_default_str();
   g->add_option("--out", gen.out, "Output directory of a cube");
   g->add_option("--db", gen.db, "Database directory of generated tables (created if missing)");
-  g->add_option("--theta", gen.theta, "zipf: skew of f.a and f.fk (0: uniform)")->capture_default_str();
+  g->add_option("--theta", gen.theta, "zipf: skew of f.a and f.fk (0: uniform; default 1); htree: of every dimension (default 0)");
+  g->add_option("--shape", gen.shape, "htree: DxCyTz, x dimensions of y values each, z tuples (K, M)")->capture_default_str();
   g->add_option("--cardinality", gen.cardinality, "zipf: distinct values of f.a, rows of d1")->capture_default_str();
   g->add_flag("--force", gen.force,
               "Replace a generated cube already in --out (schema.json, facts.csv or a cube store, the queries)");
@@ -436,6 +438,48 @@ int main(int argc, char** argv) {
                "A GPU algorithm uploads the table in every run (measures a table that does not stay on the GPU)");
   cb->add_flag("--timing", cube_build.timing, "Print the algorithm, why, and each stage's time on stderr");
   cb->add_flag("--selfcheck", cube_build.selfcheck, "Build with every algorithm and compare each with cpu-sequential");
+  auto* htree = app.add_subcommand("htree", "H-tree partial cubes of a table, fed by batches (README, \"H-trees\")");
+  htree->require_subcommand(1);
+  auto add_htree_knobs = [](CLI::App* c, HTreeKnobOptions& k, bool build_or_update) {
+    c->add_option("--engine", k.engine, "cpu-serial (the pointer tree), cpu-parallel, gpu, or auto")->capture_default_str();
+    if (build_or_update)
+      c->add_option("--sort", k.sort, "gpu: packed (tuples as 64-bit words) or per-dimension (a radix sort a dimension)")
+          ->capture_default_str();
+    else {
+      c->add_option("--online", k.online,
+                    "gpu online cubing: block-per-query (Algorithm 4) or balanced (every list cut evenly over one grid)")
+          ->capture_default_str();
+      c->add_option("--block-threads", k.block_threads, "block-per-query's threads: 32, 64, 128 or 256")
+          ->capture_default_str();
+    }
+    c->add_flag("--timing", k.timing, "Print the time of each stage on stderr");
+  };
+  HTreeBuildOptions htree_build;
+  auto* hb = htree->add_subcommand("build", "Build an H-tree over a table's columns and store it durably in --out");
+  hb->add_option("--db", htree_build.db, "Database directory")->required();
+  hb->add_option("--table", htree_build.table, "The table")->required();
+  hb->add_option("--order", htree_build.order,
+                 "The popular path, root first: d1,d2,... (default: every column but the measure, fewest values first)")
+      ->delimiter(',');
+  hb->add_option("--measure", htree_build.measure, "The measure: an int64 or double column")->required();
+  hb->add_option("--out", htree_build.out, "Directory of the tree (snapshot and batch log)")->required();
+  hb->add_flag("--force", htree_build.force, "Replace a tree already in --out");
+  add_htree_knobs(hb, htree_build, true);
+  HTreeUpdateOptions htree_update;
+  auto* hu = htree->add_subcommand("update", "Append a batch of tuples (a CSV: every dimension and the measure)");
+  hu->add_option("--tree", htree_update.tree, "Directory of the tree")->required();
+  hu->add_option("--csv", htree_update.csv, "The batch")->required();
+  add_htree_knobs(hu, htree_update, true);
+  HTreeInfoOptions htree_info;
+  auto* hi = htree->add_subcommand("info", "Describe a tree: levels, values, nodes, snapshot and log");
+  hi->add_option("--tree", htree_info.tree, "Directory of the tree")->required();
+  HTreeQueryOptions htree_query;
+  auto* hq = htree->add_subcommand("query",
+                                   "Answer a batch of queries (a CSV naming every dimension, each field a value or *): "
+                                   "count, sum, min, max, avg of the measure, a row per query on stdout");
+  hq->add_option("--tree", htree_query.tree, "Directory of the tree")->required();
+  hq->add_option("--queries", htree_query.queries, "The query CSV")->required();
+  add_htree_knobs(hq, htree_query, false);
   auto* table = app.add_subcommand("table", "Relational tables in a database directory: load a CSV, list, describe");
   table->require_subcommand(1);
   TableLoadOptions table_load;
@@ -491,6 +535,10 @@ int main(int argc, char** argv) {
     if (*gs) return run_groupby_shared(gbs);
     if (*jn) return run_join_shared(js);
     if (*cb) return run_cube_build(cube_build);
+    if (*hb) return run_htree_build(htree_build);
+    if (*hu) return run_htree_update(htree_update);
+    if (*hi) return run_htree_info(htree_info);
+    if (*hq) return run_htree_query(htree_query);
     if (*tl) return run_table_load(table_load);
     if (*tls) return run_table_list(table_list);
     if (*ti) return run_table_info(table_info);

@@ -11,7 +11,7 @@
 namespace gpuolap {
 
 const std::vector<std::string>& table_generator_kinds() {
-  static const std::vector<std::string> kinds = {"sales-flat", "lineitem", "zipf", "ssb"};
+  static const std::vector<std::string> kinds = {"sales-flat", "lineitem", "zipf", "ssb", "htree"};
   return kinds;
 }
 
@@ -27,6 +27,7 @@ std::vector<table::Table> generate_tables(const std::string& kind, const TableGe
   if (kind == "lineitem") return generate_lineitem(o);
   if (kind == "zipf") return generate_zipf(o);
   if (kind == "ssb") return generate_ssb(o);
+  if (kind == "htree") return generate_htree(o);
   throw InputError(fmt::format("unknown table generator '{}' (expected {})", kind,
                                fmt::join(table_generator_kinds(), ", ")));
 }

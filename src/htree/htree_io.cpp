@@ -162,7 +162,7 @@ CodedTuples code_rows(HTree& tree, const table::Table& t, const std::string& wha
   return out;
 }
 
-CodedTuples read_batch_csv(HTree& tree, const std::filesystem::path& csv) {
+table::Table read_batch_table(const HTree& tree, const std::filesystem::path& csv) {
   table::CsvLoadOptions o;
   o.table_name = "batch";
   for (std::size_t d = 0; d < tree.dimensions.size(); ++d) o.types[tree.dimensions[d]] = tree.dictionaries[d].type;
@@ -187,9 +187,9 @@ CodedTuples read_batch_csv(HTree& tree, const std::filesystem::path& csv) {
         c.int32s.clear();
         c.dictionary.clear();
       }
-    return code_rows(tree, copy, csv.string());
+    return copy;
   }
-  return code_rows(tree, t, csv.string());
+  return t;
 }
 
 QueryFile code_queries(const HTree& tree, std::vector<std::string> header, std::vector<std::vector<std::string>> fields,

@@ -25,8 +25,8 @@ HTree tree_shell(const table::Table& t, std::vector<std::string> order, const st
 CodedTuples code_rows(HTree& tree, const table::Table& t, const std::string& what);
 
 // A batch file: a CSV whose header names every dimension and the measure
-// (any order, nothing else), its types the tree's. Codes it as code_rows.
-CodedTuples read_batch_csv(HTree& tree, const std::filesystem::path& csv);
+// (any order, nothing else), read with the tree's types (to code_rows).
+table::Table read_batch_table(const HTree& tree, const std::filesystem::path& csv);
 
 // A query file: a header naming every dimension of the tree (any order),
 // a query a row, each field a value or `*`.

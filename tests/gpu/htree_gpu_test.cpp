@@ -53,7 +53,9 @@ TEST(HTreeGpu, BuildsTheTreeOfCpuSerialAndAnswersAsAScan) {
       for (std::size_t i = 0; i < q.size(); ++i) {
         expect_same(brute_force(tuples, q.query(i)), answers[i], where + " query " + std::to_string(i));
       }
-      if (tuples.size()) EXPECT_EQ(st.popular_path + st.online, q.size());
+      if (tuples.size()) {
+        EXPECT_EQ(st.popular_path + st.online, q.size());
+      }
     }
   }
 }
