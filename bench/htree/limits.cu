@@ -1,0 +1,78 @@
+// The GPU's limits the H-tree bench compares with: streaming-read bandwidth
+// and the rate of dependent random 4-byte reads.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <random>
+#include <vector>
+
+#include "gpu/runtime/cuda_check.cuh"
+#include "gpu/runtime/device_buffer.cuh"
+#include "limits.hpp"
+
+namespace {
+using gpuolap::DeviceBuffer;
+__global__ void stream_read(const ulonglong2* a, std::size_t n, unsigned long long* sink) {
+  unsigned long long acc = 0;
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n; i += std::size_t{gridDim.x} * blockDim.x)
+    acc ^= a[i].x + a[i].y;
+  if (acc == 0x5eed) *sink = acc;
+}
+
+// Dependent random reads: each thread follows a chain of 4-byte indices, as
+// a side-link node's walk up its parents does.
+__global__ void chase(const std::uint32_t* next, std::size_t threads, int steps, unsigned long long* sink) {
+  const std::size_t t = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
+  if (t >= threads) return;
+  std::uint32_t at = static_cast<std::uint32_t>(t * 2654435761u);
+  for (int s = 0; s < steps; ++s) at = next[at];
+  if (at == 0xffffffffu) *sink = at;
+}
+
+}  // namespace
+
+Limits measure_limits() {
+  Limits l;
+  const std::size_t n = std::size_t{1} << 28;  // 4 GiB of 16-byte words
+  DeviceBuffer<ulonglong2> a(n);
+  DeviceBuffer<unsigned long long> sink(1);
+  GPUOLAP_CUDA_CHECK(cudaMemset(a.data(), 1, n * 16));
+  cudaEvent_t e0, e1;
+  cudaEventCreate(&e0);
+  cudaEventCreate(&e1);
+  std::vector<float> t;
+  for (int i = 0; i < 5; ++i) {
+    cudaEventRecord(e0);
+    stream_read<<<132 * 8, 512>>>(a.data(), n, sink.data());
+    cudaEventRecord(e1);
+    cudaEventSynchronize(e1);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, e0, e1);
+    t.push_back(ms);
+  }
+  std::sort(t.begin(), t.end());
+  l.bandwidth_gbs = n * 16.0 / (t[2] * 1e6);
+  // A random permutation cycle of 2^28 4-byte slots (1 GiB: past the L2).
+  const std::size_t slots = std::size_t{1} << 28;
+  std::vector<std::uint32_t> next(slots);
+  std::mt19937_64 rng(1);
+  for (std::size_t i = 0; i < slots; ++i) next[i] = static_cast<std::uint32_t>(rng() & (slots - 1));
+  DeviceBuffer<std::uint32_t> d(slots);
+  d.upload(next);
+  const std::size_t threads = std::size_t{1} << 22;
+  const int steps = 64;
+  t.clear();
+  for (int i = 0; i < 3; ++i) {
+    cudaEventRecord(e0);
+    chase<<<(threads + 255) / 256, 256>>>(d.data(), threads, steps, sink.data());
+    cudaEventRecord(e1);
+    cudaEventSynchronize(e1);
+    float ms = 0;
+    cudaEventElapsedTime(&ms, e0, e1);
+    t.push_back(ms);
+  }
+  std::sort(t.begin(), t.end());
+  l.random_reads_gs = threads * double(steps) / (t[1] * 1e6);
+  return l;
+}
+
