@@ -24,7 +24,7 @@ __global__ void stream_read(const ulonglong2* a, std::size_t n, unsigned long lo
 __global__ void chase(const std::uint32_t* next, std::size_t threads, int steps, unsigned long long* sink) {
   const std::size_t t = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
   if (t >= threads) return;
-  std::uint32_t at = static_cast<std::uint32_t>(t * 2654435761u);
+  std::uint32_t at = static_cast<std::uint32_t>(t * 2654435761u) & ((1u << 28) - 1);  // the table holds 2^28
   for (int s = 0; s < steps; ++s) at = next[at];
   if (at == 0xffffffffu) *sink = at;
 }
