@@ -211,6 +211,7 @@ void bench_queries(const std::string& figure, const std::string& shape, bool pop
     GpuKnobs knobs;
     knobs.online = k;
     knobs.block_threads = 32;  // the paper's best for online cubing
+    if (k == OnlineKernel::Balanced) knobs.block_threads = 128;
     GpuHTree g(-1, knobs);
     g.set_timing(true);
     g.upload(host);

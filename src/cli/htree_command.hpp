@@ -9,7 +9,7 @@ namespace gpuolap::cli {
 struct HTreeKnobOptions {
   std::string engine = "auto";
   std::string sort = "packed";
-  std::string online = "balanced";
+  std::string online = "block-per-query";
   unsigned block_threads = 128;
   bool timing = false;
 };

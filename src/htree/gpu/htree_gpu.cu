@@ -480,6 +480,8 @@ struct GpuHTree::Impl {
   DeviceBuffer<std::uint8_t> nulls, diff;
   DeviceBuffer<DevAgg> row_agg;
   DeviceBuffer<unsigned long long> level_counts;
+  DeviceBuffer<std::uint32_t> query_codes, query_popular, query_online;
+  DeviceBuffer<DevAgg> query_answers;
 
   Impl(int device, GpuKnobs k) : ctx(device), knobs(k) {}
 
@@ -815,11 +817,15 @@ std::vector<Aggregate> GpuHTree::query(const QueryBatch& batch, QueryStats* stat
   st.popular_path = popular.size();
   st.online = online.size();
   clock.start("io");
-  DeviceBuffer<std::uint32_t> codes, which_popular, which_online;
+  // Buffers kept between batches: a batch allocates nothing once they fit.
+  DeviceBuffer<std::uint32_t>& codes = I.query_codes;
+  DeviceBuffer<std::uint32_t>& which_popular = I.query_popular;
+  DeviceBuffer<std::uint32_t>& which_online = I.query_online;
+  DeviceBuffer<DevAgg>& answers = I.query_answers;
   codes.upload(batch.codes, I.s());
   which_popular.upload(popular, I.s());
   which_online.upload(online, I.s());
-  DeviceBuffer<DevAgg> answers(n);
+  answers.reserve(n);
   clock.stop();
   clock.start("query");
   if (!popular.empty()) {

@@ -33,7 +33,7 @@ OnlineKernel parse_online_kernel(std::string_view name);
 
 struct GpuKnobs {
   SortKeys sort = SortKeys::Packed;
-  OnlineKernel online = OnlineKernel::Balanced;
+  OnlineKernel online = OnlineKernel::BlockPerQuery;  // measured faster (bench/results/h100-htree-*)
   unsigned block_threads = 128;  // block-per-query's threads (the paper found 32 best on a G80)
 };
 
