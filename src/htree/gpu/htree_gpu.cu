@@ -385,6 +385,10 @@ __global__ void online_lists(const std::uint32_t* codes, int m, const std::uint3
   }
 }
 
+struct Widen {
+  __host__ __device__ unsigned long long operator()(std::uint32_t x) const { return x; }
+};
+
 struct OnlineSums {
   unsigned long long* count;
   double* sum;
@@ -404,12 +408,20 @@ __device__ __forceinline__ void flush(const OnlineSums& s, std::uint32_t t, cons
 // thread; a thread's visits of one query are folded before one atomic flush.
 constexpr int kVisits = 8;
 __global__ void online_balanced(const std::uint32_t* codes, int m, const std::uint32_t* which, std::size_t n,
-                                const LevelView* levels, const SideLinkList* lists, const std::uint32_t* offsets,
+                                const LevelView* levels, const SideLinkList* lists, const unsigned long long* offsets,
                                 unsigned long long visits, OnlineSums sums) {
   const unsigned long long v0 = (blockIdx.x * std::size_t{blockDim.x} + threadIdx.x) * kVisits;
   if (v0 >= visits) return;
   const unsigned long long v1 = v0 + kVisits < visits ? v0 + kVisits : visits;
-  std::uint32_t t = upper_bound(offsets, static_cast<std::uint32_t>(n), static_cast<std::uint32_t>(v0)) - 1;
+  // The last query whose visits start at or before v0 (64-bit: a batch's
+  // visits may pass 2^32).
+  std::uint32_t lo = 0, hi = static_cast<std::uint32_t>(n);
+  while (lo < hi) {
+    const std::uint32_t mid = lo + (hi - lo) / 2;
+    if (offsets[mid] <= v0) lo = mid + 1;
+    else hi = mid;
+  }
+  std::uint32_t t = lo - 1;
   DevAgg a = empty_agg();
   for (unsigned long long v = v0; v < v1; ++v) {
     while (v >= offsets[t] + lists[t].count) {
@@ -861,15 +873,17 @@ std::vector<Aggregate> GpuHTree::query(const QueryBatch& batch, QueryStats* stat
     } else {
       const std::size_t k = online.size();
       DeviceBuffer<SideLinkList> lists(k);
-      DeviceBuffer<std::uint32_t> lengths(k + 1), offsets(k + 1);
+      DeviceBuffer<std::uint32_t> lengths(k + 1);
+      DeviceBuffer<unsigned long long> offsets(k + 1);
       GPUOLAP_CUDA_CHECK(cudaMemsetAsync(lengths.data() + k, 0, sizeof(std::uint32_t), I.s()));
       online_lists<<<grid_for(k), kBlock, 0, I.s()>>>(codes.data(), m, which_online.data(), k, I.views.data(),
                                                       lists.data(), lengths.data());
       GPUOLAP_CHECK_LAUNCH("online_lists");
       I.cub_call([&](void* t, std::size_t& b) {
-        return cub::DeviceScan::ExclusiveSum(t, b, lengths.data(), offsets.data(), as_items(k + 1), I.s());
+        const auto wide = thrust::make_transform_iterator(lengths.data(), Widen{});
+        return cub::DeviceScan::ExclusiveSum(t, b, wide, offsets.data(), as_items(k + 1), I.s());
       });
-      const std::uint32_t visits = offsets.download(k + 1, I.s())[k];
+      const unsigned long long visits = offsets.download(k + 1, I.s())[k];
       st.side_link_nodes = visits;
       DeviceBuffer<unsigned long long> count(k), min_bits(k), max_bits(k);
       DeviceBuffer<double> sum(k);
