@@ -94,6 +94,7 @@ int run_selfcheck(const SelfCheckOptions& o);
 
 struct ServeOptions {
   std::string cube, db, host = "127.0.0.1", engine = "auto", token_file;
+  std::string htree, htree_engine = "auto", htree_online = "block-per-query";
   uint64_t max_rows = 10'000'000;  // of a POST /sql result
   int port = 7777;
   int threads = 64;

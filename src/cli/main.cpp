@@ -244,6 +244,11 @@ int main(int argc, char** argv) {
   auto* sv = app.add_subcommand("serve", "Serve a cube store (an API modelled on Palo's) and/or a database's SQL over HTTP");
   sv->add_option("--cube", serve.cube, "Cube store directory");
   sv->add_option("--db", serve.db, "Database directory, queried by POST /sql (read-only)");
+  sv->add_option("--htree", serve.htree, "An H-tree (gpuolap htree build --out), fed by POST /htree/append and queried by "
+                                         "POST /htree/query");
+  sv->add_option("--htree-engine", serve.htree_engine, "The H-tree's engine: cpu-serial, cpu-parallel, gpu or auto")
+      ->capture_default_str();
+  sv->add_option("--htree-online", serve.htree_online, "gpu online cubing: block-per-query or balanced")->capture_default_str();
   sv->add_option("--max-rows", serve.max_rows, "Most rows of a /sql result, its groups and the rows it sorts")->capture_default_str();
   sv->add_option("--host", serve.host, "Address to listen on")->capture_default_str();
   sv->add_option("--port", serve.port, "Port to listen on; 0 picks a free one")->capture_default_str()->check(CLI::Range(0, 65535));

@@ -18,6 +18,8 @@
 #include "progress.hpp"
 #include "server/shell.hpp"
 #include "server/sql_api.hpp"
+#include "server/htree_api.hpp"
+#include "htree/gpu/htree_gpu.hpp"
 #include "table/database.hpp"
 
 namespace gpuolap::cli {
@@ -85,7 +87,8 @@ int run_serve(const ServeOptions& o) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  if (o.cube.empty() && o.db.empty()) throw InputError("serve: give --cube DIR, --db DIR or both");
+  if (o.cube.empty() && o.db.empty() && o.htree.empty())
+    throw InputError("serve: give --cube DIR, --db DIR, --htree TREE, or several");
   std::unique_ptr<olap::CubeService> service;
   std::unique_ptr<server::CubeApi> cube_api;
   if (!o.cube.empty()) {
@@ -96,7 +99,13 @@ int run_serve(const ServeOptions& o) {
   }
   std::unique_ptr<server::SqlApi> sql_api;
   if (!o.db.empty()) sql_api = std::make_unique<server::SqlApi>(table::Database(o.db), o.max_rows);
-  server::HttpApi server(cube_api.get(), sql_api.get(), http, limits.max_body_bytes);
+  std::unique_ptr<server::HTreeApi> htree_api;
+  if (!o.htree.empty()) {
+    htree::GpuKnobs knobs;
+    knobs.online = htree::parse_online_kernel(o.htree_online);
+    htree_api = std::make_unique<server::HTreeApi>(o.htree, htree::parse_engine(o.htree_engine), knobs);
+  }
+  server::HttpApi server(cube_api.get(), sql_api.get(), htree_api.get(), http, limits.max_body_bytes);
   const int port = server.bind();
   if (service) {
     const auto facts = service->snapshot();
@@ -107,6 +116,13 @@ int run_serve(const ServeOptions& o) {
   if (sql_api)
     std::cerr << fmt::format("gpuolap serve: database {} ({} tables) at POST /sql\n", o.db,
                              sql_api->info()["tables"].size());
+  if (htree_api) {
+    const auto info = htree_api->info();
+    std::cerr << fmt::format("gpuolap serve: H-tree {} ({} tuples, {} nodes), engine {}, at POST /htree/append and "
+                             "/htree/query\n",
+                             o.htree, info["tuples"].get<std::uint64_t>(), info["nodes"].get<std::uint64_t>(),
+                             info["engine"].get<std::string>());
+  }
   std::cerr << fmt::format("listening on http://{}:{}\n", o.host, port) << std::flush;
 
   std::atomic<bool> served{false};

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <ostream>
 #include <set>
@@ -162,34 +163,62 @@ CodedTuples code_rows(HTree& tree, const table::Table& t, const std::string& wha
   return out;
 }
 
-table::Table read_batch_table(const HTree& tree, const std::filesystem::path& csv) {
+namespace {
+
+table::CsvLoadOptions batch_options(const HTree& tree) {
   table::CsvLoadOptions o;
   o.table_name = "batch";
   for (std::size_t d = 0; d < tree.dimensions.size(); ++d) o.types[tree.dimensions[d]] = tree.dictionaries[d].type;
-  const table::Table t = table::load_csv(csv, o);
-  const table::Column* mc = t.find(tree.measure);
+  return o;
+}
+
+// A batch as read: no column but the dimensions and the measure, and a
+// measure of only NULLs (read as string) made a double column.
+table::Table checked_batch(const HTree& tree, table::Table t, const std::string& where) {
   for (const table::Column& c : t.columns)
     if (c.name != tree.measure &&
         std::find(tree.dimensions.begin(), tree.dimensions.end(), c.name) == tree.dimensions.end())
-      throw InputError(fmt::format("{}: column {} is neither a dimension of the tree nor its measure {}", csv.string(),
-                                   c.name, tree.measure));
-  if (mc && mc->type != ColumnType::Int64 && mc->type != ColumnType::Double) {
-    std::size_t row = 0;
-    while (row < mc->size() && mc->is_null(row)) ++row;
-    if (row < mc->size())  // a measure column of only NULLs reads as string: it is still a batch
-      throw InputError(fmt::format("{}: the measure {} holds '{}', not a number", csv.string(), tree.measure,
-                                   table::clip_for_message(canonical_of(*mc, row))));
-    table::Table copy = t;
-    for (table::Column& c : copy.columns)
-      if (c.name == tree.measure) {
-        c.type = ColumnType::Double;
-        c.doubles.assign(c.size(), 0);
-        c.int32s.clear();
-        c.dictionary.clear();
-      }
-    return copy;
+      throw InputError(fmt::format("{}: column {} is neither a dimension of the tree nor its measure {}", where,
+                                   table::clip_for_message(c.name), tree.measure));
+  for (table::Column& c : t.columns) {
+    if (c.name != tree.measure || c.type == ColumnType::Int64 || c.type == ColumnType::Double) continue;
+    for (std::size_t row = 0; row < c.size(); ++row)
+      if (!c.is_null(row))
+        throw InputError(fmt::format("{}: the measure {} holds '{}' (row {}), not a number", where, tree.measure,
+                                     table::clip_for_message(canonical_of(c, row)), row + 1));
+    c.type = ColumnType::Double;
+    c.doubles.assign(c.size(), 0);
+    c.int32s.clear();
+    c.dictionary.clear();
   }
   return t;
+}
+
+// Every column of a query file as text (a value is canonicalised by its
+// dimension's type: "007" stays "007" in a string dimension): read once for
+// its header, then with every column declared a string.
+QueryFile queries_of(const HTree& tree, const std::function<table::Table(const table::CsvLoadOptions&)>& load,
+                     const std::string& where) {
+  table::CsvLoadOptions o;
+  o.table_name = "queries";
+  for (const table::Column& c : load(o).columns) o.types[c.name] = ColumnType::String;
+  const table::Table t = load(o);
+  std::vector<std::string> header;
+  for (const table::Column& c : t.columns) header.push_back(c.name);
+  std::vector<std::vector<std::string>> fields(t.row_count(), std::vector<std::string>(header.size()));
+  for (std::size_t r = 0; r < t.row_count(); ++r)
+    for (std::size_t c = 0; c < header.size(); ++c) fields[r][c] = canonical_of(t.columns[c], r);
+  return code_queries(tree, std::move(header), std::move(fields), where);
+}
+
+}  // namespace
+
+table::Table read_batch_table(const HTree& tree, const std::filesystem::path& csv) {
+  return checked_batch(tree, table::load_csv(csv, batch_options(tree)), csv.string());
+}
+
+table::Table parse_batch_table(const HTree& tree, std::string_view text, const std::string& where) {
+  return checked_batch(tree, table::parse_csv(text, where, batch_options(tree)), where);
 }
 
 QueryFile code_queries(const HTree& tree, std::vector<std::string> header, std::vector<std::vector<std::string>> fields,
@@ -230,24 +259,11 @@ QueryFile code_queries(const HTree& tree, std::vector<std::string> header, std::
 }
 
 QueryFile read_query_csv(const HTree& tree, const std::filesystem::path& csv) {
-  table::CsvLoadOptions o;
-  o.table_name = "queries";
-  // Every column as text (a value is canonicalised by its dimension's
-  // type: "007" stays "007" in a string dimension): the file read once for
-  // its header, then with every column declared a string.
-  table::Table t;
-  {
-    table::CsvLoadOptions all;
-    all.table_name = "queries";
-    for (const table::Column& c : table::load_csv(csv, all).columns) o.types[c.name] = ColumnType::String;
-    t = table::load_csv(csv, o);
-  }
-  std::vector<std::string> header;
-  for (const table::Column& c : t.columns) header.push_back(c.name);
-  std::vector<std::vector<std::string>> fields(t.row_count(), std::vector<std::string>(header.size()));
-  for (std::size_t r = 0; r < t.row_count(); ++r)
-    for (std::size_t c = 0; c < header.size(); ++c) fields[r][c] = canonical_of(t.columns[c], r);
-  return code_queries(tree, std::move(header), std::move(fields), csv.string());
+  return queries_of(tree, [&](const table::CsvLoadOptions& o) { return table::load_csv(csv, o); }, csv.string());
+}
+
+QueryFile parse_query_csv(const HTree& tree, std::string_view text, const std::string& where) {
+  return queries_of(tree, [&](const table::CsvLoadOptions& o) { return table::parse_csv(text, where, o); }, where);
 }
 
 void write_answers(std::ostream& out, const QueryFile& queries, const std::vector<Aggregate>& answers) {

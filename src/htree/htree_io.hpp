@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <iosfwd>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "htree/htree.hpp"
@@ -27,6 +28,8 @@ CodedTuples code_rows(HTree& tree, const table::Table& t, const std::string& wha
 // A batch file: a CSV whose header names every dimension and the measure
 // (any order, nothing else), read with the tree's types (to code_rows).
 table::Table read_batch_table(const HTree& tree, const std::filesystem::path& csv);
+// The same over CSV text (a request's body); `where` names it in errors.
+table::Table parse_batch_table(const HTree& tree, std::string_view text, const std::string& where);
 
 // A query file: a header naming every dimension of the tree (any order),
 // a query a row, each field a value or `*`.
@@ -36,6 +39,7 @@ struct QueryFile {
   QueryBatch batch;                              // coded in popular-path order
 };
 QueryFile read_query_csv(const HTree& tree, const std::filesystem::path& csv);
+QueryFile parse_query_csv(const HTree& tree, std::string_view text, const std::string& where);
 // Queries given as rows of fields in `header`'s order (the server's JSON).
 QueryFile code_queries(const HTree& tree, std::vector<std::string> header, std::vector<std::vector<std::string>> fields,
                        const std::string& what);

@@ -94,9 +94,10 @@ HttpResponse answer_or_error(const std::function<HttpResponse()>& answer) {
 
 }  // namespace
 
-HttpApi::HttpApi(CubeApi* cube, SqlApi* sql, HttpOptions options, size_t max_body_bytes)
+HttpApi::HttpApi(CubeApi* cube, SqlApi* sql, HTreeApi* htree, HttpOptions options, size_t max_body_bytes)
     : cube_(cube),
       sql_(sql),
+      htree_(htree),
       options_(std::move(options)),
       transport_(options_, max_body_bytes, [this](const HttpRequest& request) { return answer(request); }) {
   route("GET", "/server/info", [this](const HttpRequest& req) {
@@ -104,10 +105,12 @@ HttpApi::HttpApi(CubeApi* cube, SqlApi* sql, HttpOptions options, size_t max_bod
       if (wants_csv(req)) throw InputError(req.path + ": this answer has no CSV form");
       json info = cube_ ? cube_->server_info() : json{{"server", "gpuolap"}, {"version", "0.1.0"}, {"api_version", 1}};
       if (sql_) info["sql"] = sql_->info();
+      if (htree_) info["htree"] = htree_->info();
       return json_response(info);
     });
   });
   if (cube_) add_cube_routes();
+  if (htree_) add_htree_routes();
   if (sql_) {
     // Read-only: no token needed, as for the cube's reads.
     route("POST", "/sql", [this](const HttpRequest& req) {
@@ -127,13 +130,7 @@ void HttpApi::add_cube_routes() {
   auto guarded = [this, &api](bool write, std::function<json(const json&)> op, std::string csv_value_column) -> Route {
     return [this, &api, write, op = std::move(op), csv_value_column](const HttpRequest& req) -> HttpResponse {
       return answer_or_error([&] {
-        if (write && !options_.token.empty()) {
-          const std::string auth = req.header("Authorization");
-          if (auth.empty()) throw ApiError(401, "unauthorized", "writes need an \"Authorization: Bearer TOKEN\" header");
-          // The scheme is case-insensitive (RFC 7235); the token is not.
-          if (!has_bearer_scheme(auth) || !same_token(auth.substr(7), options_.token))
-            throw ApiError(403, "forbidden", "the bearer token is wrong");
-        }
+        if (write) check_write_token(req);
         const bool csv = wants_csv(req);
         // Refused before the operation runs: a write must not be applied under an error answer.
         if (csv && csv_value_column.empty()) throw InputError(req.path + ": this answer has no CSV form");
@@ -181,6 +178,36 @@ void HttpApi::add_cube_routes() {
   route("POST", "/cube/save", guarded(true, [&api](const json&) { return api.save(); }, ""));
 }
 
+void HttpApi::check_write_token(const HttpRequest& req) const {
+  if (options_.token.empty()) return;
+  const std::string auth = req.header("Authorization");
+  if (auth.empty()) throw ApiError(401, "unauthorized", "writes need an \"Authorization: Bearer TOKEN\" header");
+  // The scheme is case-insensitive (RFC 7235); the token is not.
+  if (!has_bearer_scheme(auth) || !same_token(auth.substr(7), options_.token))
+    throw ApiError(403, "forbidden", "the bearer token is wrong");
+}
+
+void HttpApi::add_htree_routes() {
+  route("POST", "/htree/append", [this](const HttpRequest& req) {
+    return answer_or_error([&] {
+      check_write_token(req);
+      return json_response(htree_->append(req.body));
+    });
+  });
+  route("POST", "/htree/query", [this](const HttpRequest& req) {
+    return answer_or_error([&] {
+      const HTreeQueryAnswer a = htree_->query(req.body);
+      HttpResponse res;
+      res.set_content(a.csv, "text/csv");
+      res.headers.emplace_back("X-HTree-Popular-Path", std::to_string(a.stats.popular_path));
+      res.headers.emplace_back("X-HTree-Online", std::to_string(a.stats.online));
+      res.headers.emplace_back("X-HTree-Side-Link-Nodes", std::to_string(a.stats.side_link_nodes));
+      res.headers.emplace_back("X-HTree-Ms", fmt::format("{:.3f}", a.ms));
+      return res;
+    });
+  });
+}
+
 HttpApi::~HttpApi() = default;
 
 void HttpApi::route(const std::string& method, const std::string& path, Route answer) {
@@ -194,7 +221,9 @@ HttpResponse HttpApi::answer(const HttpRequest& request) const {
                                  request.path.rfind("/dimension/", 0) == 0)
                           ? " (this server serves no cube: start it with --cube DIR)"
                       : !sql_ && request.path == "/sql" ? " (this server serves no database: start it with --db DIR)"
-                                                        : "";
+                      : !htree_ && request.path.rfind("/htree/", 0) == 0
+                          ? " (this server serves no H-tree: start it with --htree TREE)"
+                          : "";
     return error_response(404, "not_found", fmt::format("no endpoint {}{}", request.path, why));
   }
   // HEAD is GET without the body (the transport drops it).

@@ -3,7 +3,8 @@
 //   GET  /server/info, /cube/info, /dimension/elements?dimension=D,
 //        /cell/value?path=..., /cell/export?area=...&blocksize=...
 //   POST /cell/values, /cell/area, /cell/export, /cell/replace,
-//        /cell/replace_bulk, /cube/save (with a cube); /sql (with a database)
+//        /cell/replace_bulk, /cube/save (with a cube); /sql (with a database);
+//        /htree/append, /htree/query (with an H-tree: htree_api.hpp)
 // Answers are JSON, or CSV with format=csv or "Accept: text/csv" where an
 // answer is a list of cells or elements. Errors are
 // {"error": code, "detail": message} with a 4xx status (5xx only for the
@@ -16,6 +17,7 @@
 #include <string>
 
 #include "cube_api.hpp"
+#include "htree_api.hpp"
 #include "http_transport.hpp"
 #include "sql_api.hpp"
 
@@ -27,9 +29,9 @@ struct HttpOptions : TransportOptions {
 
 class HttpApi {
  public:
-  // Serves the cube's routes when `cube` is given, POST /sql when `sql` is;
-  // /server/info always. Neither is owned.
-  HttpApi(CubeApi* cube, SqlApi* sql, HttpOptions options, size_t max_body_bytes);
+  // Serves the cube's routes when `cube` is given, POST /sql when `sql` is,
+  // the H-tree's when `htree` is; /server/info always. None is owned.
+  HttpApi(CubeApi* cube, SqlApi* sql, HTreeApi* htree, HttpOptions options, size_t max_body_bytes);
   ~HttpApi();
   HttpApi(const HttpApi&) = delete;
   HttpApi& operator=(const HttpApi&) = delete;
@@ -44,10 +46,14 @@ class HttpApi {
   using Route = std::function<HttpResponse(const HttpRequest&)>;
   void route(const std::string& method, const std::string& path, Route answer);
   void add_cube_routes();
+  void add_htree_routes();
+  // A write's token, when the server has one: 401 or 403 otherwise.
+  void check_write_token(const HttpRequest& req) const;
   HttpResponse answer(const HttpRequest& request) const;
 
   CubeApi* cube_;
   SqlApi* sql_;
+  HTreeApi* htree_;
   HttpOptions options_;
   std::map<std::string, std::map<std::string, Route>> routes_;  // path -> method -> route
   HttpTransport transport_;

@@ -319,13 +319,16 @@ std::map<std::string, ColumnType> read_types_json(const fs::path& path) {
 }
 
 Table load_csv(const fs::path& csv, const CsvLoadOptions& options) {
-  const std::string where = csv.string();
+  const MappedFile file(csv);
+  return parse_csv(std::string_view(file.data(), file.size()), csv.string(), options);
+}
+
+Table parse_csv(std::string_view text, const std::string& where, const CsvLoadOptions& options) {
   if (!is_valid_name(options.table_name))
     throw InputError(fmt::format("table name '{}': expected a letter or _ then letters, digits or _ (at most 128)",
                                  clip_for_message(options.table_name)));
-  const MappedFile file(csv);
-  const char* begin = file.data();
-  const char* end = begin + file.size();
+  const char* begin = text.data();
+  const char* end = begin + text.size();
 
   // The header: the first line that is not empty.
   const char* pos = begin;
@@ -370,7 +373,7 @@ Table load_csv(const fs::path& csv, const CsvLoadOptions& options) {
     if (auto it = options.types.find(names[c]); it != options.types.end()) declared[c] = it->second;
 
   const auto threads = static_cast<std::size_t>(tbb::this_task_arena::max_concurrency());
-  std::vector<Chunk> chunks = cut_chunks(body, end, body_line, std::max<std::size_t>(threads * 8, file.size() >> 23));
+  std::vector<Chunk> chunks = cut_chunks(body, end, body_line, std::max<std::size_t>(threads * 8, text.size() >> 23));
 
   auto first_error = [&]() -> std::optional<CsvError> {
     std::optional<CsvError> first;

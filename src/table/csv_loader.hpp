@@ -22,6 +22,7 @@
 #include <filesystem>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "table/table.hpp"
@@ -37,6 +38,8 @@ struct CsvLoadOptions {
 };
 
 Table load_csv(const std::filesystem::path& csv, const CsvLoadOptions& options);
+// The same over CSV text in memory (a request's body); `where` names it in errors.
+Table parse_csv(std::string_view text, const std::string& where, const CsvLoadOptions& options);
 
 // A types file: one JSON object {"column": "int64|double|date|string", ...}.
 std::map<std::string, ColumnType> read_types_json(const std::filesystem::path& path);

@@ -60,7 +60,8 @@ class ServerTest : public ::testing::Test {
     options.port = 0;
     options.token = token;
     if (!database_.empty()) sql_ = std::make_unique<SqlApi>(table::Database(database_), max_rows_);
-    http_ = std::make_unique<HttpApi>(api_.get(), sql_.get(), options, limits.max_body_bytes);
+    if (!htree_.empty()) htree_api_ = std::make_unique<HTreeApi>(htree_, htree::Engine::CpuParallel, htree::GpuKnobs{});
+    http_ = std::make_unique<HttpApi>(api_.get(), sql_.get(), htree_api_.get(), options, limits.max_body_bytes);
     port_ = http_->bind();
     thread_ = std::thread([this] { http_->serve(); });
     client_ = std::make_unique<httplib::Client>("127.0.0.1", port_);
@@ -73,6 +74,7 @@ class ServerTest : public ::testing::Test {
     client_.reset();
     http_.reset();
     sql_.reset();
+    htree_api_.reset();
     api_.reset();
     service_.reset();
   }
@@ -117,6 +119,9 @@ class ServerTest : public ::testing::Test {
   std::filesystem::path database_;
   uint64_t max_rows_ = 10'000'000;
   std::unique_ptr<SqlApi> sql_;
+  // With an H-tree directory, start() serves /htree/append and /htree/query (cpu-parallel).
+  std::filesystem::path htree_;
+  std::unique_ptr<HTreeApi> htree_api_;
   std::unique_ptr<HttpApi> http_;
   std::thread thread_;
   int port_ = 0;

@@ -83,7 +83,7 @@ TEST_F(SqlEndpoint, ServesADatabaseWithoutACube) {
   HttpOptions options = http_options_;
   options.port = 0;
   sql_ = std::make_unique<SqlApi>(table::Database(database_), max_rows_);
-  http_ = std::make_unique<HttpApi>(nullptr, sql_.get(), options, Limits{}.max_body_bytes);
+  http_ = std::make_unique<HttpApi>(nullptr, sql_.get(), nullptr, options, Limits{}.max_body_bytes);
   port_ = http_->bind();
   thread_ = std::thread([this] { http_->serve(); });
   client_ = std::make_unique<httplib::Client>("127.0.0.1", port_);

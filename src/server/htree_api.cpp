@@ -1,0 +1,62 @@
+#include "htree_api.hpp"
+
+#include <chrono>
+#include <mutex>
+#include <sstream>
+
+#include "htree/htree_io.hpp"
+
+namespace gpuolap::server {
+namespace {
+using Clock = std::chrono::steady_clock;
+double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
+}  // namespace
+
+HTreeApi::HTreeApi(const std::filesystem::path& dir, htree::Engine engine, htree::GpuKnobs knobs)
+    : tree_(dir, engine, knobs), shared_queries_(tree_.engine() == htree::Engine::CpuParallel) {}
+
+nlohmann::json HTreeApi::append(const std::string& csv_body) {
+  const auto start = Clock::now();
+  std::unique_lock lock(mutex_);
+  const table::Table batch = htree::parse_batch_table(tree_.meta(), csv_body, "the batch");
+  tree_.append(batch, "the batch");
+  return {{"appended", batch.row_count()},
+          {"tuples", tree_.meta().tuples},
+          {"leaves", tree_.leaf_count()},
+          {"nodes", tree_.node_count()},
+          {"ms", ms_since(start)}};
+}
+
+HTreeQueryAnswer HTreeApi::query(const std::string& csv_body) {
+  const auto start = Clock::now();
+  HTreeQueryAnswer a;
+  std::ostringstream out;
+  auto run = [&] {
+    const htree::QueryFile q = htree::parse_query_csv(tree_.meta(), csv_body, "the queries");
+    const auto answers = tree_.query(q.batch, &a.stats);
+    htree::write_answers(out, q, answers);
+  };
+  if (shared_queries_) {
+    std::shared_lock lock(mutex_);
+    run();
+  } else {
+    std::unique_lock lock(mutex_);
+    run();
+  }
+  a.csv = std::move(out).str();
+  a.ms = ms_since(start);
+  return a;
+}
+
+nlohmann::json HTreeApi::info() {
+  std::shared_lock lock(mutex_);
+  const htree::HTree& t = tree_.meta();
+  return {{"dimensions", t.dimensions},
+          {"measure", t.measure},
+          {"tuples", t.tuples},
+          {"leaves", tree_.leaf_count()},
+          {"nodes", tree_.node_count()},
+          {"engine", std::string(htree::engine_name(tree_.engine()))}};
+}
+
+}  // namespace gpuolap::server
