@@ -80,6 +80,27 @@ std::vector<std::uint32_t> code_column(Dictionary& dict, const table::Column& c)
       });
     return out;
   }
+  if (c.type != ColumnType::Double && n) {
+    // Integers and dates of a narrow range: an array instead of a hash map.
+    std::int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (std::size_t r = 0; r < n; ++r) {
+      if (c.is_null(r)) continue;
+      const std::int64_t v = c.type == ColumnType::Int64 ? c.int64s[r] : c.int32s[r];
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+    if (lo <= hi && static_cast<std::uint64_t>(hi) - static_cast<std::uint64_t>(lo) < (std::uint64_t{1} << 22)) {
+      std::vector<std::uint32_t> by_value(static_cast<std::size_t>(hi - lo) + 1, kAbsent);
+      for (std::size_t r = 0; r < n; ++r)
+        out[r] = null_or(r, [&] {
+          const std::int64_t v = c.type == ColumnType::Int64 ? c.int64s[r] : c.int32s[r];
+          std::uint32_t& k = by_value[static_cast<std::size_t>(v - lo)];
+          if (k == kAbsent) k = dict.code(canonical_of(c, r));
+          return k;
+        });
+      return out;
+    }
+  }
   std::unordered_map<std::int64_t, std::uint32_t> seen;
   for (std::size_t r = 0; r < n; ++r)
     out[r] = null_or(r, [&] {
@@ -194,23 +215,6 @@ table::Table checked_batch(const HTree& tree, table::Table t, const std::string&
   return t;
 }
 
-// Every column of a query file as text (a value is canonicalised by its
-// dimension's type: "007" stays "007" in a string dimension): read once for
-// its header, then with every column declared a string.
-QueryFile queries_of(const HTree& tree, const std::function<table::Table(const table::CsvLoadOptions&)>& load,
-                     const std::string& where) {
-  table::CsvLoadOptions o;
-  o.table_name = "queries";
-  for (const table::Column& c : load(o).columns) o.types[c.name] = ColumnType::String;
-  const table::Table t = load(o);
-  std::vector<std::string> header;
-  for (const table::Column& c : t.columns) header.push_back(c.name);
-  std::vector<std::vector<std::string>> fields(t.row_count(), std::vector<std::string>(header.size()));
-  for (std::size_t r = 0; r < t.row_count(); ++r)
-    for (std::size_t c = 0; c < header.size(); ++c) fields[r][c] = canonical_of(t.columns[c], r);
-  return code_queries(tree, std::move(header), std::move(fields), where);
-}
-
 }  // namespace
 
 table::Table read_batch_table(const HTree& tree, const std::filesystem::path& csv) {
@@ -221,66 +225,100 @@ table::Table parse_batch_table(const HTree& tree, std::string_view text, const s
   return checked_batch(tree, table::parse_csv(text, where, batch_options(tree)), where);
 }
 
-QueryFile code_queries(const HTree& tree, std::vector<std::string> header, std::vector<std::vector<std::string>> fields,
-                       const std::string& what) {
-  const std::size_t m = tree.dimensions.size();
-  std::vector<std::size_t> dim_of(header.size());
+namespace {
+
+// The queries of a file read with every column a string: each distinct
+// field looked up once (a column of 10K queries over 40 values has 41).
+QueryFile queries_of(const HTree& tree, table::Table t, const std::string& where) {
+  const std::size_t m = tree.dimensions.size(), columns = t.columns.size(), n = t.row_count();
+  QueryFile q;
+  q.dimension_of.resize(columns);
   std::vector<int> seen(m, 0);
-  for (std::size_t c = 0; c < header.size(); ++c) {
-    const auto it = std::find(tree.dimensions.begin(), tree.dimensions.end(), header[c]);
+  for (std::size_t c = 0; c < columns; ++c) {
+    const std::string& name = t.columns[c].name;
+    const auto it = std::find(tree.dimensions.begin(), tree.dimensions.end(), name);
     if (it == tree.dimensions.end())
-      throw InputError(fmt::format("{}: column {} is no dimension of the tree ({})", what,
-                                   table::clip_for_message(header[c]), fmt::join(tree.dimensions, ", ")));
-    dim_of[c] = it - tree.dimensions.begin();
-    if (seen[dim_of[c]]++) throw InputError(fmt::format("{}: column {} appears twice", what, header[c]));
+      throw InputError(fmt::format("{}: column {} is no dimension of the tree ({})", where, table::clip_for_message(name),
+                                   fmt::join(tree.dimensions, ", ")));
+    q.dimension_of[c] = it - tree.dimensions.begin();
+    if (seen[q.dimension_of[c]]++) throw InputError(fmt::format("{}: column {} appears twice", where, name));
   }
   for (std::size_t d = 0; d < m; ++d)
-    if (!seen[d]) throw InputError(fmt::format("{}: the header lacks dimension {} (name every dimension)", what, tree.dimensions[d]));
-  QueryFile q;
+    if (!seen[d]) throw InputError(fmt::format("{}: the header lacks dimension {} (name every dimension)", where, tree.dimensions[d]));
   q.batch.dimensions = m;
-  q.batch.codes.assign(fields.size() * m, kAny);
-  for (std::size_t i = 0; i < fields.size(); ++i) {
-    if (fields[i].size() != header.size())
-      throw InputError(fmt::format("{}: query {} has {} fields, the header {}", what, i + 1, fields[i].size(), header.size()));
-    for (std::size_t c = 0; c < header.size(); ++c) {
-      const std::string& f = fields[i][c];
-      const std::size_t d = dim_of[c];
-      if (f == "*") continue;
+  q.batch.codes.assign(n * m, kAny);
+  for (std::size_t c = 0; c < columns; ++c) {
+    const table::Column& col = t.columns[c];
+    const std::size_t d = q.dimension_of[c];
+    const Dictionary& dict = tree.dictionaries[d];
+    std::vector<std::uint32_t> code_of(col.dictionary.size());
+    for (std::size_t k = 0; k < col.dictionary.size(); ++k) {
+      if (col.dictionary[k] == "*") {
+        code_of[k] = kAny;
+        continue;
+      }
       try {
-        q.batch.codes[i * m + d] = tree.dictionaries[d].find(tree.dictionaries[d].canonical(f));
+        code_of[k] = dict.find(dict.canonical(col.dictionary[k]));
       } catch (const InputError& e) {
-        throw InputError(fmt::format("{}: query {}, column {}: {}", what, i + 1, header[c], e.what()));
+        std::size_t row = 0;
+        while (row < n && (col.is_null(row) || col.int32s[row] != static_cast<std::int32_t>(k))) ++row;
+        throw InputError(fmt::format("{}: query {}, column {}: {}", where, row + 1, col.name, e.what()));
       }
     }
+    const std::uint32_t null_code = dict.find({});
+    tbb::parallel_for(std::size_t{0}, n, [&](std::size_t r) {
+      q.batch.codes[r * m + d] = col.is_null(r) ? null_code : code_of[col.int32s[r]];
+    });
   }
-  q.header = std::move(header);
-  q.fields = std::move(fields);
+  q.text = std::move(t);
   return q;
 }
 
+table::CsvLoadOptions query_options() {
+  table::CsvLoadOptions o;
+  o.table_name = "queries";
+  o.undeclared_as_strings = true;  // "007" stays "007" until its dimension's type reads it
+  return o;
+}
+
+}  // namespace
+
 QueryFile read_query_csv(const HTree& tree, const std::filesystem::path& csv) {
-  return queries_of(tree, [&](const table::CsvLoadOptions& o) { return table::load_csv(csv, o); }, csv.string());
+  return queries_of(tree, table::load_csv(csv, query_options()), csv.string());
 }
 
 QueryFile parse_query_csv(const HTree& tree, std::string_view text, const std::string& where) {
-  return queries_of(tree, [&](const table::CsvLoadOptions& o) { return table::parse_csv(text, where, o); }, where);
+  return queries_of(tree, table::parse_csv(text, where, query_options()), where);
 }
 
 void write_answers(std::ostream& out, const QueryFile& queries, const std::vector<Aggregate>& answers) {
-  std::string text;
-  for (const std::string& h : queries.header) text += csv_field(h) + ",";
-  text += "count,sum,min,max,avg\n";
-  for (std::size_t i = 0; i < answers.size(); ++i) {
-    for (const std::string& f : queries.fields[i]) text += csv_field(f) + ",";
-    const Aggregate& a = answers[i];
-    if (a.count == 0) text += "0,,,,\n";
-    else text += fmt::format("{},{},{},{},{}\n", a.count, a.sum, a.min, a.max, a.sum / static_cast<double>(a.count));
-    if (text.size() > (1 << 20)) {
-      out << text;
-      text.clear();
+  const table::Table& t = queries.text;
+  std::string head;
+  for (const table::Column& c : t.columns) head += csv_field(c.name) + ",";
+  out << head << "count,sum,min,max,avg\n";
+  // Each column's fields written once, escaped where they must be.
+  std::vector<std::vector<std::string>> fields(t.columns.size());
+  for (std::size_t c = 0; c < t.columns.size(); ++c)
+    for (const std::string& f : t.columns[c].dictionary) fields[c].push_back(csv_field(f) + ",");
+  // Rows formatted in parallel chunks, written in order.
+  constexpr std::size_t kChunk = 2048;
+  const std::size_t n = answers.size(), chunks = (n + kChunk - 1) / kChunk;
+  std::vector<std::string> text(chunks);
+  tbb::parallel_for(std::size_t{0}, chunks, [&](std::size_t k) {
+    std::string& s = text[k];
+    for (std::size_t i = k * kChunk; i < std::min(n, (k + 1) * kChunk); ++i) {
+      for (std::size_t c = 0; c < t.columns.size(); ++c) {
+        const table::Column& col = t.columns[c];
+        s += col.is_null(i) ? std::string_view(",") : std::string_view(fields[c][col.int32s[i]]);
+      }
+      const Aggregate& a = answers[i];
+      if (a.count == 0) s += "0,,,,\n";
+      else
+        fmt::format_to(std::back_inserter(s), "{},{},{},{},{}\n", a.count, a.sum, a.min, a.max,
+                       a.sum / static_cast<double>(a.count));
     }
-  }
-  out << text;
+  });
+  for (const std::string& s : text) out << s;
 }
 
 }  // namespace gpuolap::htree

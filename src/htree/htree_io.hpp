@@ -32,17 +32,15 @@ table::Table read_batch_table(const HTree& tree, const std::filesystem::path& cs
 table::Table parse_batch_table(const HTree& tree, std::string_view text, const std::string& where);
 
 // A query file: a header naming every dimension of the tree (any order),
-// a query a row, each field a value or `*`.
+// a query a row, each field a value or `*` (an empty field is NULL).
 struct QueryFile {
-  std::vector<std::string> header;               // as in the file
-  std::vector<std::vector<std::string>> fields;  // [query][column], as in the file
-  QueryBatch batch;                              // coded in popular-path order
+  table::Table text;                       // the file, every column a string column
+  std::vector<std::size_t> dimension_of;   // each column's dimension in the popular path
+  QueryBatch batch;                        // coded in popular-path order
 };
 QueryFile read_query_csv(const HTree& tree, const std::filesystem::path& csv);
+// The same over CSV text (a request's body); `where` names it in errors.
 QueryFile parse_query_csv(const HTree& tree, std::string_view text, const std::string& where);
-// Queries given as rows of fields in `header`'s order (the server's JSON).
-QueryFile code_queries(const HTree& tree, std::vector<std::string> header, std::vector<std::vector<std::string>> fields,
-                       const std::string& what);
 
 // The answer: the query file's header and fields, then count, sum, min,
 // max, avg (count 0 and empty fields where nothing matches).

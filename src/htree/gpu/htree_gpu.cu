@@ -35,6 +35,7 @@
 #include "gpu/runtime/cuda_check.cuh"
 #include "gpu/runtime/device_buffer.cuh"
 #include "gpu/runtime/device_context.cuh"
+#include "gpu/runtime/pinned_buffer.cuh"
 #include "gpu/runtime/stage_clock.cuh"
 #include "gpuolap/error.hpp"
 #include "htree/gpu/htree_gpu.hpp"
@@ -194,6 +195,18 @@ __global__ void level_nodes(const std::uint64_t* words, std::size_t n, KeyPackin
 __global__ void child_counts(const std::uint32_t* first_child, std::size_t n, std::uint32_t below, std::uint32_t* count) {
   for (std::size_t k = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; k < n; k += std::size_t{gridDim.x} * blockDim.x)
     count[k] = (k + 1 < n ? first_child[k + 1] : below) - first_child[k];
+}
+
+// Roll-up (the paper's segmented reduction with the parent as segment id):
+// a node's children are contiguous, so each node folds its own range.
+__global__ void roll_up(const std::uint32_t* first_child, const std::uint32_t* child_count, std::size_t n,
+                        const DevAgg* below, DevAgg* out) {
+  for (std::size_t k = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; k < n; k += std::size_t{gridDim.x} * blockDim.x) {
+    DevAgg a = empty_agg();
+    const std::uint32_t first = first_child[k], end = first + child_count[k];
+    for (std::uint32_t c = first; c < end; ++c) a = MergeAgg()(a, below[c]);
+    out[k] = a;
+  }
 }
 
 __global__ void fill_u32(std::uint32_t* out, std::size_t n, std::uint32_t v) {
@@ -494,6 +507,16 @@ struct GpuHTree::Impl {
   DeviceBuffer<unsigned long long> level_counts;
   DeviceBuffer<std::uint32_t> query_codes, query_popular, query_online;
   DeviceBuffer<DevAgg> query_answers;
+  PinnedBuffer query_in, query_out;
+  // Kept between operations so that an update allocates nothing once the
+  // tree stops growing: the levels being built (swapped with `levels`),
+  // the batch's, the old and the merged leaf rows, the search's arrays.
+  std::vector<DeviceLevel> spare;
+  DeviceLeaves fresh, old, merged;
+  DeviceBuffer<std::uint64_t> sorted_words;
+  DeviceBuffer<std::uint32_t> unique, rank, inserted_flag, inserted_row, inserted_rank;
+  DeviceBuffer<int> counters;  // CUB's output counts
+  DeviceBuffer<DevAgg> root;
 
   Impl(int device, GpuKnobs k) : ctx(device), knobs(k) {}
 
@@ -513,10 +536,10 @@ struct GpuHTree::Impl {
 
   // Tuples uploaded, sorted (packed words, least significant word first)
   // and folded into sorted distinct leaf rows.
-  DeviceLeaves fold_tuples(const CodedTuples& tuples, const KeyPacking& p, gpu::StageClock& clock) {
+  void fold_tuples(const CodedTuples& tuples, const KeyPacking& p, gpu::StageClock& clock, DeviceLeaves& out) {
     const std::size_t n = tuples.size(), m = tuples.codes.size(), w = p.words;
-    DeviceLeaves out;
-    if (n == 0) return out;
+    out.n = 0;
+    if (n == 0) return;
     const int items = as_items(n);
     clock.start("io");
     codes.reserve(n * m);
@@ -551,7 +574,8 @@ struct GpuHTree::Impl {
       std::swap(perm, perm_alt);
     }
     // The sorted words (word-major), then the runs of equal tuples.
-    DeviceBuffer<std::uint64_t> sorted(n * w);
+    DeviceBuffer<std::uint64_t>& sorted = sorted_words;
+    sorted.reserve(n * w);
     for (std::size_t k = 0; k < w; ++k)
       gather_words<<<grid_for(n), kBlock, 0, s()>>>(words.data() + k * n, perm.data(), n, sorted.data() + k * n);
     flags.reserve(n);
@@ -567,26 +591,27 @@ struct GpuHTree::Impl {
     out.n = leaves;
     out.aggregate.reserve(leaves);
     out.words.reserve(leaves * w);
-    DeviceBuffer<std::uint32_t> unique(leaves);
-    DeviceBuffer<int> runs(1);
+    unique.reserve(leaves);
+    counters.reserve(kMaxDimensions + 1);
     cub_call([&](void* t, std::size_t& b) {
       return cub::DeviceReduce::ReduceByKey(t, b, run.data(), unique.data(), row_agg.data(), out.aggregate.data(),
-                                            runs.data(), MergeAgg(), items, s());
+                                            counters.data(), MergeAgg(), items, s());
     });
     leaf_words_of_runs<<<grid_for(n), kBlock, 0, s()>>>(sorted.data(), static_cast<int>(w), flags.data(), run.data(), n,
                                                         leaves, out.words.data());
     GPUOLAP_CHECK_LAUNCH("leaf_words_of_runs");
     clock.stop();
-    return out;
   }
 
   // The levels, roll-up and header tables from sorted distinct leaf rows.
   void build_levels(const DeviceLeaves& leaves, const KeyPacking& p, gpu::StageClock& clock) {
     const std::size_t n = leaves.n;
     const int m = p.dimensions;
-    std::vector<DeviceLevel> next(m);
+    spare.resize(m);
+    std::vector<DeviceLevel>& next = spare;
     if (n == 0) {
-      levels = std::move(next);
+      for (DeviceLevel& l : next) l.nodes = l.headers = 0;
+      std::swap(levels, spare);
       total = empty_agg();
       upload_views();
       return;
@@ -632,17 +657,14 @@ struct GpuHTree::Impl {
     next[m - 1].aggregate.reserve(n);
     GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(next[m - 1].aggregate.data(), leaves.aggregate.data(), n * sizeof(DevAgg),
                                        cudaMemcpyDeviceToDevice, s()));
-    DeviceBuffer<std::uint32_t> unique(n);
-    DeviceBuffer<int> runs(1);
     for (int i = m - 2; i >= 0; --i) {
       next[i].aggregate.reserve(next[i].nodes);
-      cub_call([&](void* t, std::size_t& b) {
-        return cub::DeviceReduce::ReduceByKey(t, b, next[i + 1].parent.data(), unique.data(), next[i + 1].aggregate.data(),
-                                              next[i].aggregate.data(), runs.data(), MergeAgg(),
-                                              as_items(next[i + 1].nodes), s());
-      });
+      roll_up<<<grid_for(next[i].nodes), kBlock, 0, s()>>>(next[i].first_child.data(), next[i].child_count.data(),
+                                                          next[i].nodes, next[i + 1].aggregate.data(),
+                                                          next[i].aggregate.data());
+      GPUOLAP_CHECK_LAUNCH("roll_up");
     }
-    DeviceBuffer<DevAgg> root(1);
+    root.reserve(1);
     cub_call([&](void* t, std::size_t& b) {
       return cub::DeviceReduce::Reduce(t, b, next[0].aggregate.data(), root.data(), as_items(next[0].nodes), MergeAgg(),
                                        empty_agg(), s());
@@ -650,7 +672,8 @@ struct GpuHTree::Impl {
     clock.stop();
 
     clock.start("htable");
-    DeviceBuffer<int> header_counts(m);
+    counters.reserve(kMaxDimensions + 1);
+    DeviceBuffer<int>& header_counts = counters;
     for (int i = 0; i < m; ++i) {
       DeviceLevel& l = next[i];
       const std::uint32_t card = std::max<std::uint32_t>(cardinalities[i], 1);
@@ -679,7 +702,7 @@ struct GpuHTree::Impl {
     for (int i = 0; i < m; ++i) next[i].headers = static_cast<std::uint32_t>(headers[i]);
     clock.stop();
     total = root.download(1, s())[0];
-    levels = std::move(next);
+    std::swap(levels, spare);
     upload_views();
   }
 
@@ -710,8 +733,8 @@ void GpuHTree::build(const std::vector<std::uint32_t>& cardinalities, const Code
   const KeyPacking p = make_packing(cardinalities, I.knobs.sort == SortKeys::PerDimension);
   gpu::StageClock clock(I.s(), I.ctx.events(), I.timing);
   // Every step after the sort reads codes through the packing, whichever it is.
-  const DeviceLeaves leaves = I.fold_tuples(tuples, p, clock);
-  I.build_levels(leaves, p, clock);
+  I.fold_tuples(tuples, p, clock, I.fresh);
+  I.build_levels(I.fresh, p, clock);
   I.finish_stages(clock);
 }
 
@@ -749,22 +772,26 @@ void GpuHTree::update(const std::vector<std::uint32_t>& cardinalities, const Cod
   const KeyPacking p = make_packing(cardinalities, I.knobs.sort == SortKeys::PerDimension);
   const int m = p.dimensions, w = p.words;
   gpu::StageClock clock(I.s(), I.ctx.events(), I.timing);
-  const DeviceLeaves fresh = I.fold_tuples(batch, p, clock);
+  I.fold_tuples(batch, p, clock, I.fresh);
+  const DeviceLeaves& fresh = I.fresh;
   const std::size_t old_n = I.leaf_count();
   if (fresh.n == 0) {
     I.finish_stages(clock);
     return;
   }
   clock.start("search");
-  DeviceLeaves old;
+  DeviceLeaves& old = I.old;
   old.n = old_n;
   old.words.reserve(old_n * w);
   if (old_n) {
     old_leaf_words<<<grid_for(old_n), kBlock, 0, I.s()>>>(I.views.data(), m, old_n, p, old.words.data());
     GPUOLAP_CHECK_LAUNCH("old_leaf_words");
   }
-  DeviceBuffer<std::uint32_t> rank(fresh.n), inserted_flag(fresh.n), inserted_row(fresh.n), inserted_rank(fresh.n);
-  DeviceBuffer<int> selected(1);
+  DeviceBuffer<std::uint32_t>&rank = I.rank, &inserted_flag = I.inserted_flag, &inserted_row = I.inserted_row,
+                               &inserted_rank = I.inserted_rank;
+  for (auto* b : {&rank, &inserted_flag, &inserted_row, &inserted_rank}) b->reserve(fresh.n);
+  I.counters.reserve(kMaxDimensions + 1);
+  DeviceBuffer<int>& selected = I.counters;
   if (old_n) {
     search_tree<<<grid_for(fresh.n), kBlock, 0, I.s()>>>(fresh.words.data(), fresh.n, p, I.views.data(), m,
                                                          static_cast<std::uint32_t>(old_n), rank.data(),
@@ -785,7 +812,7 @@ void GpuHTree::update(const std::vector<std::uint32_t>& cardinalities, const Cod
   });
   const std::uint32_t inserted = static_cast<std::uint32_t>(selected.download(1, I.s())[0]);
   const std::size_t merged_n = old_n + inserted;
-  DeviceLeaves merged;
+  DeviceLeaves& merged = I.merged;
   merged.n = merged_n;
   merged.words.reserve(merged_n * w);
   merged.aggregate.reserve(merged_n);
@@ -834,9 +861,25 @@ std::vector<Aggregate> GpuHTree::query(const QueryBatch& batch, QueryStats* stat
   DeviceBuffer<std::uint32_t>& which_popular = I.query_popular;
   DeviceBuffer<std::uint32_t>& which_online = I.query_online;
   DeviceBuffer<DevAgg>& answers = I.query_answers;
-  codes.upload(batch.codes, I.s());
-  which_popular.upload(popular, I.s());
-  which_online.upload(online, I.s());
+  // Staged through pinned memory: the copies then run at the bus's speed
+  // instead of through the driver's pageable staging.
+  const std::size_t code_bytes = batch.codes.size() * 4, popular_bytes = popular.size() * 4,
+                    online_bytes = online.size() * 4;
+  I.query_in.reserve(code_bytes + popular_bytes + online_bytes);
+  char* staged = static_cast<char*>(I.query_in.data());
+  std::memcpy(staged, batch.codes.data(), code_bytes);
+  std::memcpy(staged + code_bytes, popular.data(), popular_bytes);
+  std::memcpy(staged + code_bytes + popular_bytes, online.data(), online_bytes);
+  codes.reserve(batch.codes.size());
+  which_popular.reserve(popular.size());
+  which_online.reserve(online.size());
+  GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(codes.data(), staged, code_bytes, cudaMemcpyHostToDevice, I.s()));
+  if (popular_bytes)
+    GPUOLAP_CUDA_CHECK(
+        cudaMemcpyAsync(which_popular.data(), staged + code_bytes, popular_bytes, cudaMemcpyHostToDevice, I.s()));
+  if (online_bytes)
+    GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(which_online.data(), staged + code_bytes + popular_bytes, online_bytes,
+                                       cudaMemcpyHostToDevice, I.s()));
   answers.reserve(n);
   clock.stop();
   clock.start("query");
@@ -899,9 +942,12 @@ std::vector<Aggregate> GpuHTree::query(const QueryBatch& batch, QueryStats* stat
   }
   clock.stop();
   clock.start("io");
-  GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(out.data(), answers.data(), n * sizeof(DevAgg), cudaMemcpyDeviceToHost, I.s()));
+  I.query_out.reserve(n * sizeof(DevAgg));
+  GPUOLAP_CUDA_CHECK(
+      cudaMemcpyAsync(I.query_out.data(), answers.data(), n * sizeof(DevAgg), cudaMemcpyDeviceToHost, I.s()));
   clock.stop();
   I.finish_stages(clock);
+  std::memcpy(out.data(), I.query_out.data(), n * sizeof(DevAgg));
   if (stats) *stats = st;
   return out;
 }
