@@ -115,15 +115,6 @@ std::vector<std::uint32_t> code_column(Dictionary& dict, const table::Column& c)
   return out;
 }
 
-std::string csv_field(std::string_view s) {
-  if (s.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(s);
-  std::string out = "\"";
-  for (char ch : s) {
-    if (ch == '"') out += '"';
-    out += ch;
-  }
-  return out + '"';
-}
 
 }  // namespace
 
@@ -223,102 +214,6 @@ table::Table read_batch_table(const HTree& tree, const std::filesystem::path& cs
 
 table::Table parse_batch_table(const HTree& tree, std::string_view text, const std::string& where) {
   return checked_batch(tree, table::parse_csv(text, where, batch_options(tree)), where);
-}
-
-namespace {
-
-// The queries of a file read with every column a string: each distinct
-// field looked up once (a column of 10K queries over 40 values has 41).
-QueryFile queries_of(const HTree& tree, table::Table t, const std::string& where) {
-  const std::size_t m = tree.dimensions.size(), columns = t.columns.size(), n = t.row_count();
-  QueryFile q;
-  q.dimension_of.resize(columns);
-  std::vector<int> seen(m, 0);
-  for (std::size_t c = 0; c < columns; ++c) {
-    const std::string& name = t.columns[c].name;
-    const auto it = std::find(tree.dimensions.begin(), tree.dimensions.end(), name);
-    if (it == tree.dimensions.end())
-      throw InputError(fmt::format("{}: column {} is no dimension of the tree ({})", where, table::clip_for_message(name),
-                                   fmt::join(tree.dimensions, ", ")));
-    q.dimension_of[c] = it - tree.dimensions.begin();
-    if (seen[q.dimension_of[c]]++) throw InputError(fmt::format("{}: column {} appears twice", where, name));
-  }
-  for (std::size_t d = 0; d < m; ++d)
-    if (!seen[d]) throw InputError(fmt::format("{}: the header lacks dimension {} (name every dimension)", where, tree.dimensions[d]));
-  q.batch.dimensions = m;
-  q.batch.codes.assign(n * m, kAny);
-  for (std::size_t c = 0; c < columns; ++c) {
-    const table::Column& col = t.columns[c];
-    const std::size_t d = q.dimension_of[c];
-    const Dictionary& dict = tree.dictionaries[d];
-    std::vector<std::uint32_t> code_of(col.dictionary.size());
-    for (std::size_t k = 0; k < col.dictionary.size(); ++k) {
-      if (col.dictionary[k] == "*") {
-        code_of[k] = kAny;
-        continue;
-      }
-      try {
-        code_of[k] = dict.find(dict.canonical(col.dictionary[k]));
-      } catch (const InputError& e) {
-        std::size_t row = 0;
-        while (row < n && (col.is_null(row) || col.int32s[row] != static_cast<std::int32_t>(k))) ++row;
-        throw InputError(fmt::format("{}: query {}, column {}: {}", where, row + 1, col.name, e.what()));
-      }
-    }
-    const std::uint32_t null_code = dict.find({});
-    tbb::parallel_for(std::size_t{0}, n, [&](std::size_t r) {
-      q.batch.codes[r * m + d] = col.is_null(r) ? null_code : code_of[col.int32s[r]];
-    });
-  }
-  q.text = std::move(t);
-  return q;
-}
-
-table::CsvLoadOptions query_options() {
-  table::CsvLoadOptions o;
-  o.table_name = "queries";
-  o.undeclared_as_strings = true;  // "007" stays "007" until its dimension's type reads it
-  return o;
-}
-
-}  // namespace
-
-QueryFile read_query_csv(const HTree& tree, const std::filesystem::path& csv) {
-  return queries_of(tree, table::load_csv(csv, query_options()), csv.string());
-}
-
-QueryFile parse_query_csv(const HTree& tree, std::string_view text, const std::string& where) {
-  return queries_of(tree, table::parse_csv(text, where, query_options()), where);
-}
-
-void write_answers(std::ostream& out, const QueryFile& queries, const std::vector<Aggregate>& answers) {
-  const table::Table& t = queries.text;
-  std::string head;
-  for (const table::Column& c : t.columns) head += csv_field(c.name) + ",";
-  out << head << "count,sum,min,max,avg\n";
-  // Each column's fields written once, escaped where they must be.
-  std::vector<std::vector<std::string>> fields(t.columns.size());
-  for (std::size_t c = 0; c < t.columns.size(); ++c)
-    for (const std::string& f : t.columns[c].dictionary) fields[c].push_back(csv_field(f) + ",");
-  // Rows formatted in parallel chunks, written in order.
-  constexpr std::size_t kChunk = 2048;
-  const std::size_t n = answers.size(), chunks = (n + kChunk - 1) / kChunk;
-  std::vector<std::string> text(chunks);
-  tbb::parallel_for(std::size_t{0}, chunks, [&](std::size_t k) {
-    std::string& s = text[k];
-    for (std::size_t i = k * kChunk; i < std::min(n, (k + 1) * kChunk); ++i) {
-      for (std::size_t c = 0; c < t.columns.size(); ++c) {
-        const table::Column& col = t.columns[c];
-        s += col.is_null(i) ? std::string_view(",") : std::string_view(fields[c][col.int32s[i]]);
-      }
-      const Aggregate& a = answers[i];
-      if (a.count == 0) s += "0,,,,\n";
-      else
-        fmt::format_to(std::back_inserter(s), "{},{},{},{},{}\n", a.count, a.sum, a.min, a.max,
-                       a.sum / static_cast<double>(a.count));
-    }
-  });
-  for (const std::string& s : text) out << s;
 }
 
 }  // namespace gpuolap::htree

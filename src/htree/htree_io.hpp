@@ -7,6 +7,7 @@
 #include <iosfwd>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "htree/htree.hpp"
@@ -31,19 +32,24 @@ table::Table read_batch_table(const HTree& tree, const std::filesystem::path& cs
 // The same over CSV text (a request's body); `where` names it in errors.
 table::Table parse_batch_table(const HTree& tree, std::string_view text, const std::string& where);
 
-// A query file: a header naming every dimension of the tree (any order),
-// a query a row, each field a value or `*` (an empty field is NULL).
+// A query file (query_csv.cpp): a header naming every dimension of the tree
+// (any order), a query a row, each field a value or `*` (an empty field is
+// NULL). Read in one pass, its rows tokenized in parallel, each dimension's
+// values looked up through an index of the tree's dictionary.
 struct QueryFile {
-  table::Table text;                       // the file, every column a string column
-  std::vector<std::size_t> dimension_of;   // each column's dimension in the popular path
-  QueryBatch batch;                        // coded in popular-path order
+  std::string text;                      // the file
+  std::pair<std::size_t, std::size_t> header;               // its header line in text: offset, length
+  std::vector<std::pair<std::size_t, std::size_t>> rows;    // each query's line
+  QueryBatch batch;                      // coded in popular-path order
+
+  std::string_view line(std::pair<std::size_t, std::size_t> span) const { return {text.data() + span.first, span.second}; }
 };
 QueryFile read_query_csv(const HTree& tree, const std::filesystem::path& csv);
 // The same over CSV text (a request's body); `where` names it in errors.
-QueryFile parse_query_csv(const HTree& tree, std::string_view text, const std::string& where);
+QueryFile parse_query_csv(const HTree& tree, std::string text, const std::string& where);
 
-// The answer: the query file's header and fields, then count, sum, min,
-// max, avg (count 0 and empty fields where nothing matches).
+// The answer: each query's line as written, then count, sum, min, max, avg
+// (count 0 and empty fields where nothing matches).
 void write_answers(std::ostream& out, const QueryFile& queries, const std::vector<Aggregate>& answers);
 
 }  // namespace gpuolap::htree

@@ -371,7 +371,6 @@ Table parse_csv(std::string_view text, const std::string& where, const CsvLoadOp
   std::vector<std::optional<ColumnType>> declared(columns);
   for (std::size_t c = 0; c < columns; ++c)
     if (auto it = options.types.find(names[c]); it != options.types.end()) declared[c] = it->second;
-    else if (options.undeclared_as_strings) declared[c] = ColumnType::String;
 
   const auto threads = static_cast<std::size_t>(tbb::this_task_arena::max_concurrency());
   std::vector<Chunk> chunks = cut_chunks(body, end, body_line, std::max<std::size_t>(threads * 8, text.size() >> 23));

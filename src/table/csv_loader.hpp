@@ -35,9 +35,6 @@ struct CsvLoadOptions {
   std::map<std::string, ColumnType> types;
   // Columns to sort the rows by (ascending, NULLs first); recorded in the table.
   std::vector<std::string> sort_by;
-  // Every column not in `types` is a string column (text kept as written),
-  // instead of inferred.
-  bool undeclared_as_strings = false;
 };
 
 Table load_csv(const std::filesystem::path& csv, const CsvLoadOptions& options);

@@ -81,7 +81,7 @@ TEST_F(HTreeCli, BadInputIsNamed) {
   expect_input_error("htree query" + tree + "--queries " + file("q2.csv", "region,day,product,x\nnorth,*,*,1\n"),
                      {"column x is no dimension"});
   expect_input_error("htree query" + tree + "--queries " + file("q3.csv", "region,day,product\nnorth,tuesday,*\n"),
-                     {"q3.csv", "query 1, column day", "'tuesday' is not a date"});
+                     {"q3.csv", "line 2", "column 2 (day)", "'tuesday' is not a date"});
   expect_input_error("htree query" + tree + "--queries " + file("q4.csv", "region,day,product\n*,*,*\n") + " --engine gpux",
                      {"unknown H-tree engine 'gpux'"});
   expect_input_error("htree update" + tree + "--csv " + file("b1.csv", "region,day,product,amount,extra\nn,2024-01-01,p,1,2\n"),
