@@ -7,6 +7,7 @@
 #include <xxhash.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <fstream>
 
@@ -198,7 +199,23 @@ std::vector<char> batch_payload(const HTree& tree, const CodedTuples& batch, con
     for (std::size_t k = before[d]; k < values.size(); ++k) w.text(values[k]);
   }
   w.put<std::uint64_t>(n);
-  for (const auto& col : batch.codes) w.raw(col.data(), n * 4);
+  for (std::size_t d = 0; d < m; ++d) {
+    const std::size_t size = tree.dictionaries[d].values.size();
+    const std::uint8_t width = size <= 256 ? 1 : size <= 65536 ? 2 : 4;
+    w.put(width);
+    const auto& col = batch.codes[d];
+    if (width == 4) {
+      w.raw(col.data(), n * 4);
+      continue;
+    }
+    const std::size_t at = w.bytes.size();
+    w.bytes.resize(at + n * width);
+    char* out = w.bytes.data() + at;
+    for (std::size_t r = 0; r < n; ++r) {
+      if (width == 1) out[r] = static_cast<char>(col[r]);
+      else std::memcpy(out + 2 * r, &col[r], 2);  // little-endian: the low two bytes
+    }
+  }
   w.raw(batch.measure.data(), n * 8);
   w.put<std::uint8_t>(!batch.measure_null.empty());
   if (!batch.measure_null.empty()) w.raw(batch.measure_null.data(), n);
@@ -221,9 +238,18 @@ CodedTuples read_batch(HTree& tree, const char* p, std::size_t size, const fs::p
     }
   }
   CodedTuples b;
-  const std::uint64_t n = r.count(4 * m + 8);
+  const std::uint64_t n = r.count(m + 8);
   b.codes.assign(m, std::vector<std::uint32_t>(n));
-  for (auto& col : b.codes) r.raw(col.data(), n * 4);
+  for (auto& col : b.codes) {
+    const std::uint8_t width = r.get<std::uint8_t>();
+    if (width != 1 && width != 2 && width != 4) fail(path, "corrupt: a code width other than 1, 2 or 4 bytes");
+    if (n > r.left / width) fail(path, "corrupt: a batch longer than its record");
+    for (std::uint64_t k = 0; k < n; ++k) {
+      std::uint32_t v = 0;
+      r.raw(&v, width);  // little-endian: the low bytes
+      col[k] = v;
+    }
+  }
   b.measure.resize(n);
   r.raw(b.measure.data(), n * 8);
   if (r.get<std::uint8_t>()) {
@@ -352,6 +378,7 @@ void DurableHTree::apply(const CodedTuples& batch) {
 }
 
 void DurableHTree::append(const table::Table& batch, const std::string& what) {
+  const auto coded_from = std::chrono::steady_clock::now();
   const auto before = dictionary_sizes();
   CodedTuples coded;
   try {
@@ -360,11 +387,13 @@ void DurableHTree::append(const table::Table& batch, const std::string& what) {
     forget_values_after(before);
     throw;
   }
+  last_append_.code_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - coded_from).count();
   append_coded(coded, before);
 }
 
 void DurableHTree::append_coded(const CodedTuples& batch, const std::vector<std::size_t>& before) {
   const fs::path lp = log_path(dir_);
+  const auto logged_from = std::chrono::steady_clock::now();
   Writer rec;
   const std::vector<char> payload = batch_payload(tree_, batch, before);
   rec.put<std::uint64_t>(payload.size());
@@ -382,7 +411,10 @@ void DurableHTree::append_coded(const CodedTuples& batch, const std::vector<std:
   }
   log_bytes_ += rec.bytes.size();
   ++next_sequence_;
+  const auto applied_from = std::chrono::steady_clock::now();
+  last_append_.log_ms = std::chrono::duration<double, std::milli>(applied_from - logged_from).count();
   apply(batch);
+  last_append_.apply_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - applied_from).count();
   // Keep replay short: once the log outgrows the snapshot, start again.
   if (log_bytes_ > std::max<std::uint64_t>(report_.snapshot_bytes, 64u << 20)) checkpoint();
 }

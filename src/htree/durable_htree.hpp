@@ -17,8 +17,9 @@
 //   sequence (1, 2, ...), the payload, u64 XXH3-64 of the 16 bytes before
 //   and the payload. A batch's payload: u32 dimensions, per dimension u64
 //   values before the batch, u32 values it adds and each; u64 rows, per
-//   dimension the rows' u32 codes, the rows' f64 measures, u8 1 when NULL
-//   flags follow (a byte per row).
+//   dimension u8 the bytes of a code (1, 2 or 4: the fewest that hold the
+//   dictionary's size) and the rows' codes in that width, the rows' f64
+//   measures, u8 1 when NULL flags follow (a byte per row).
 #pragma once
 
 #include <filesystem>
@@ -37,6 +38,13 @@ class StoreLock;
 namespace gpuolap::htree {
 
 // What opening a tree found (for `htree info` and the server's log line).
+// Where the last append's time went.
+struct AppendTimes {
+  double code_ms = 0;   // the batch coded by the dictionaries
+  double log_ms = 0;    // written to the log and synced
+  double apply_ms = 0;  // folded into the tree
+};
+
 struct OpenReport {
   std::uint64_t snapshot_bytes = 0;
   std::uint64_t log_bytes = 0;
@@ -78,6 +86,7 @@ class DurableHTree {
   // A new snapshot and an empty log.
   void checkpoint();
   std::vector<std::pair<std::string, double>> gpu_stages() const;
+  const AppendTimes& last_append() const { return last_append_; }
   void set_gpu_timing(bool on);
 
  private:
@@ -95,6 +104,7 @@ class DurableHTree {
   bool host_levels_current_ = true;
   std::unique_ptr<GpuHTree> gpu_;
   OpenReport report_;
+  AppendTimes last_append_;
   std::uint64_t snapshot_checksum_ = 0;
   std::uint64_t next_sequence_ = 1;
   int log_fd_ = -1;

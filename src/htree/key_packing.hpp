@@ -56,7 +56,7 @@ inline KeyPacking make_packing(const std::vector<std::uint32_t>& cardinalities, 
     p.bits[d] = static_cast<std::uint8_t>(b);
     used += b;
     p.word[d] = static_cast<std::uint8_t>(p.words - 1);
-    p.shift[d] = static_cast<std::uint8_t>(64 - used);
+    p.shift[d] = static_cast<std::uint8_t>(b ? 64 - used : 0);  // a 0-bit code is 0, shifted nowhere
   }
   return p;
 }

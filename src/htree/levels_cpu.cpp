@@ -96,10 +96,13 @@ LeafRows leaves_of_tuples(const CodedTuples& tuples) {
   std::vector<std::uint32_t> order(n);
   std::iota(order.begin(), order.end(), 0u);
   tbb::parallel_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
-    return std::lexicographical_compare(&words[a * w], &words[a * w + w], &words[b * w], &words[b * w + w]);
+    const std::uint64_t* x = words.data() + a * w;
+    const std::uint64_t* y = words.data() + b * w;
+    return std::lexicographical_compare(x, x + w, y, y + w);
   });
   const auto starts = rows_where(n, [&](std::size_t i) {
-    return i == 0 || !std::equal(&words[order[i] * w], &words[order[i] * w + w], &words[order[i - 1] * w]);
+    const std::uint64_t* x = words.data() + order[i] * w;
+    return i == 0 || !std::equal(x, x + w, words.data() + order[i - 1] * w);
   });
   const std::size_t leaves = starts.size();
   for (auto& c : out.codes) c.resize(leaves);

@@ -19,12 +19,18 @@ nlohmann::json HTreeApi::append(const std::string& csv_body) {
   const auto start = Clock::now();
   std::unique_lock lock(mutex_);
   const table::Table batch = htree::parse_batch_table(tree_.meta(), csv_body, "the batch");
+  const double parse_ms = ms_since(start);
   tree_.append(batch, "the batch");
+  const htree::AppendTimes& t = tree_.last_append();
   return {{"appended", batch.row_count()},
           {"tuples", tree_.meta().tuples},
           {"leaves", tree_.leaf_count()},
           {"nodes", tree_.node_count()},
-          {"ms", ms_since(start)}};
+          {"ms", ms_since(start)},
+          {"parse_ms", parse_ms},
+          {"code_ms", t.code_ms},
+          {"log_ms", t.log_ms},
+          {"apply_ms", t.apply_ms}};
 }
 
 HTreeQueryAnswer HTreeApi::query(const std::string& csv_body) {
