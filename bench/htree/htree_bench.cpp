@@ -16,6 +16,8 @@
 //          T600K), C20-320 (D15 T600K)
 //   table2 the GPU's stages for D15C40T600K build, D15C40T300K update,
 //          10K popular-path and 10K online queries
+//   steady (only when named) a D15C40T10M tree on the GPU fed six 100K
+//          batches in turn: each update's time and stages, as the server sees
 //   scale  D15C40T10M and D6C40T100M: build, a 100K update, 10K queries of
 //          each kind (cpu-serial left out: its pointer tree of 10^8 nodes
 //          does not fit)
@@ -225,6 +227,23 @@ void bench_queries(const std::string& figure, const std::string& shape, bool pop
   }
 }
 
+// The server's case: one tree kept on the GPU, fed batch after batch; each
+// update's time and stages in the steady state (buffers grown already).
+void bench_steady_updates(const std::string& base_shape, int batches) {
+  const Data base = make_data(base_shape, 7);
+  GpuHTree g;
+  g.set_timing(true);
+  g.build(base.cards, base.tuples);
+  for (int b = 0; b < batches; ++b) {
+    Data batch = make_data("D15C40T100K", 20 + b);
+    const auto s = Clock::now();
+    g.update(base.cards, batch.tuples);
+    row("steady", base_shape + "+100K#" + std::to_string(b + 1), "update", "gpu", ms_since(s),
+        tree_floor_ms(batch.tuples.size(), base.cards.size(), g.node_count()),
+        fmt::format("nodes={};{}", g.node_count(), stage_text(g.stages())));
+  }
+}
+
 bool wants(const std::set<std::string>& f, const std::string& name) { return f.empty() || f.count(name); }
 
 }  // namespace
@@ -279,6 +298,7 @@ int main(int argc, char** argv) {
     bench_queries("table2", "D15C40T600K", true, true);
     bench_queries("table2", "D15C40T600K", false, true);
   }
+  if (figures.count("steady")) bench_steady_updates("D15C40T10M", 6);
   if (wants(figures, "scale")) {
     for (const char* shape : {"D15C40T10M", "D6C40T100M"}) {
       bench_build("scale", shape, false);

@@ -60,6 +60,7 @@ for engine in gpu cpu-parallel; do
       "$url/htree/append" > "$work/t"
     ms=$(python3 -c "import json;print(json.load(open('$work/append.json'))['ms'])")
     echo "$engine,append-100K,$b,$(python3 -c "print($(cat "$work/t")*1000)"),$ms,," >> "$out/server.csv"
+    echo "$engine append $b: $(cat "$work/append.json")" >> "$out/append-times.log"
   done
   for kind in popular online; do
     n=$([ $kind = popular ] && echo 10000 || echo 1000)
@@ -75,3 +76,4 @@ for engine in gpu cpu-parallel; do
   wait $pid 2>/dev/null || true
 done
 cat "$out/server.csv"
+cat "$out/append-times.log"
