@@ -93,13 +93,27 @@ struct LevelView {
 
 // ---- kernels ----
 
+// Dimensions fill words in order, so one running word in a register is
+// written out each time the next dimension starts a new one (no array in
+// local memory).
 __global__ void pack_tuples(const std::uint32_t* codes, std::size_t n, KeyPacking p, std::uint64_t* words) {
   for (std::size_t r = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; r < n; r += std::size_t{gridDim.x} * blockDim.x) {
-    std::uint64_t w[kMaxDimensions];
-    for (int k = 0; k < p.words; ++k) w[k] = 0;
-    for (int d = 0; d < p.dimensions; ++d) w[p.word[d]] |= std::uint64_t{codes[d * n + r]} << p.shift[d];
-    for (int k = 0; k < p.words; ++k) words[k * n + r] = w[k];
+    std::uint64_t w = 0;
+    for (int d = 0; d < p.dimensions; ++d) {
+      w |= std::uint64_t{codes[d * n + r]} << p.shift[d];
+      if (d + 1 == p.dimensions || p.word[d + 1] != p.word[d]) {
+        words[p.word[d] * n + r] = w;
+        w = 0;
+      }
+    }
   }
+}
+
+// Dimension d's code of row r of word-major rows.
+__device__ __forceinline__ std::uint32_t code_of(const std::uint64_t* words, std::size_t n, std::size_t r,
+                                                 const KeyPacking& p, int d) {
+  if (p.bits[d] == 0) return 0;
+  return static_cast<std::uint32_t>((words[p.word[d] * n + r] >> p.shift[d]) & ((std::uint64_t{1} << p.bits[d]) - 1));
 }
 
 __global__ void gather_words(const std::uint64_t* in, const std::uint32_t* perm, std::size_t n, std::uint64_t* out) {
@@ -162,11 +176,6 @@ __global__ void first_difference(const std::uint64_t* words, std::size_t n, KeyP
   }
 }
 
-__global__ void count_node_starts(const std::uint8_t* diff, std::size_t n, unsigned long long* per_level) {
-  for (std::size_t r = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; r < n; r += std::size_t{gridDim.x} * blockDim.x)
-    atomicAdd(&per_level[diff[r]], 1ull);
-}
-
 struct StartsLevel {
   const std::uint8_t* diff;
   int level;
@@ -180,9 +189,7 @@ __global__ void level_nodes(const std::uint64_t* words, std::size_t n, KeyPackin
   for (std::size_t r = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; r < n; r += std::size_t{gridDim.x} * blockDim.x) {
     if (r != 0 && diff[r] > i) continue;
     const std::uint32_t k = node_id[r] - 1;
-    std::uint64_t w[kMaxDimensions];
-    for (int j = 0; j < p.words; ++j) w[j] = words[j * n + r];
-    key[k] = p.code(w, i);
+    key[k] = code_of(words, n, r, p, i);
     if (i == 0) {
       parent[k] = 0;
     } else {
@@ -217,14 +224,17 @@ __global__ void fill_u32(std::uint32_t* out, std::size_t n, std::uint32_t v) {
 // Each old leaf's path, packed.
 __global__ void old_leaf_words(const LevelView* levels, int m, std::size_t n, KeyPacking p, std::uint64_t* out) {
   for (std::size_t leaf = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; leaf < n; leaf += std::size_t{gridDim.x} * blockDim.x) {
-    std::uint64_t w[kMaxDimensions];
-    for (int k = 0; k < p.words; ++k) w[k] = 0;
+    // Up from the leaf: the last word first, one word in a register.
+    std::uint64_t w = 0;
     std::uint32_t node = static_cast<std::uint32_t>(leaf);
     for (int i = m - 1; i >= 0; --i) {
-      w[p.word[i]] |= std::uint64_t{levels[i].key[node]} << p.shift[i];
+      w |= std::uint64_t{levels[i].key[node]} << p.shift[i];
       node = levels[i].parent[node];
+      if (i == 0 || p.word[i - 1] != p.word[i]) {
+        out[p.word[i] * n + leaf] = w;
+        w = 0;
+      }
     }
-    for (int k = 0; k < p.words; ++k) out[k * n + leaf] = w[k];
   }
 }
 
@@ -246,12 +256,10 @@ __device__ __forceinline__ std::uint32_t lower_bound(const std::uint32_t* keys, 
 __global__ void search_tree(const std::uint64_t* words, std::size_t n, KeyPacking p, const LevelView* levels, int m,
                             std::uint32_t leaves, std::uint32_t* rank, std::uint32_t* inserted) {
   for (std::size_t e = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; e < n; e += std::size_t{gridDim.x} * blockDim.x) {
-    std::uint64_t w[kMaxDimensions];
-    for (int k = 0; k < p.words; ++k) w[k] = words[k * n + e];
     std::uint32_t lo = 0, hi = levels[0].nodes, at = leaves;
     bool found = true;
     for (int i = 0; i < m; ++i) {
-      const std::uint32_t code = p.code(w, i);
+      const std::uint32_t code = code_of(words, n, e, p, i);
       const std::uint32_t s = lower_bound(levels[i].key, lo, hi, code);
       if (s < hi && levels[i].key[s] == code) {
         if (i + 1 == m) at = s;
@@ -467,6 +475,14 @@ __global__ void init_online_sums(OnlineSums s, std::size_t n) {
   }
 }
 
+// Grows a buffer with a quarter's headroom: a tree that gains 1 % a batch
+// would otherwise reallocate every level's arrays on every update (a
+// cudaMalloc and a synchronizing cudaFree each).
+template <typename T>
+void grow(DeviceBuffer<T>& b, std::size_t n) {
+  if (n > b.size()) b.reserve(n + n / 4);
+}
+
 int as_items(std::size_t n) {
   if (n >= (std::size_t{1} << 31)) throw InputError("the gpu H-tree takes fewer than 2^31 tuples or nodes at once");
   return static_cast<int>(n);
@@ -504,7 +520,7 @@ struct GpuHTree::Impl {
   DeviceBuffer<double> measure;
   DeviceBuffer<std::uint8_t> nulls, diff;
   DeviceBuffer<DevAgg> row_agg;
-  DeviceBuffer<unsigned long long> level_counts;
+  DeviceBuffer<int> level_counts;
   DeviceBuffer<std::uint32_t> query_codes, query_popular, query_online;
   DeviceBuffer<DevAgg> query_answers;
   PinnedBuffer query_in, query_out;
@@ -542,7 +558,7 @@ struct GpuHTree::Impl {
     if (n == 0) return;
     const int items = as_items(n);
     clock.start("io");
-    codes.reserve(n * m);
+    grow(codes, n * m);
     for (std::size_t d = 0; d < m; ++d)
       GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(codes.data() + d * n, tuples.codes[d].data(), n * sizeof(std::uint32_t),
                                          cudaMemcpyHostToDevice, s()));
@@ -551,13 +567,13 @@ struct GpuHTree::Impl {
     if (has_nulls) nulls.upload(tuples.measure_null, s());
     clock.stop();
     clock.start("key");
-    words.reserve(n * w);
+    grow(words, n * w);
     pack_tuples<<<grid_for(n), kBlock, 0, s()>>>(codes.data(), n, p, words.data());
     GPUOLAP_CHECK_LAUNCH("pack_tuples");
-    perm.reserve(n);
-    perm_alt.reserve(n);
-    key_tmp.reserve(n);
-    key_alt.reserve(n);
+    grow(perm, n);
+    grow(perm_alt, n);
+    grow(key_tmp, n);
+    grow(key_alt, n);
     iota<<<grid_for(n), kBlock, 0, s()>>>(perm.data(), n);
     // Least significant word first; each sort stable, so the last (word 0)
     // leaves the tuples in order. A word's bits are its top `used` bits.
@@ -575,24 +591,24 @@ struct GpuHTree::Impl {
     }
     // The sorted words (word-major), then the runs of equal tuples.
     DeviceBuffer<std::uint64_t>& sorted = sorted_words;
-    sorted.reserve(n * w);
+    grow(sorted, n * w);
     for (std::size_t k = 0; k < w; ++k)
       gather_words<<<grid_for(n), kBlock, 0, s()>>>(words.data() + k * n, perm.data(), n, sorted.data() + k * n);
-    flags.reserve(n);
-    run.reserve(n);
+    grow(flags, n);
+    grow(run, n);
     run_starts<<<grid_for(n), kBlock, 0, s()>>>(sorted.data(), static_cast<int>(w), n, flags.data());
     cub_call([&](void* t, std::size_t& b) { return cub::DeviceScan::InclusiveSum(t, b, flags.data(), run.data(), items, s()); });
     std::uint32_t leaves = 0;
     GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(&leaves, run.data() + n - 1, sizeof leaves, cudaMemcpyDeviceToHost, s()));
-    row_agg.reserve(n);
+    grow(row_agg, n);
     row_aggregates<<<grid_for(n), kBlock, 0, s()>>>(perm.data(), measure.data(), has_nulls ? nulls.data() : nullptr, n,
                                                     row_agg.data());
     GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(s()));
     out.n = leaves;
-    out.aggregate.reserve(leaves);
-    out.words.reserve(leaves * w);
-    unique.reserve(leaves);
-    counters.reserve(kMaxDimensions + 1);
+    grow(out.aggregate, leaves);
+    grow(out.words, leaves * w);
+    grow(unique, leaves);
+    grow(counters, kMaxDimensions + 1);
     cub_call([&](void* t, std::size_t& b) {
       return cub::DeviceReduce::ReduceByKey(t, b, run.data(), unique.data(), row_agg.data(), out.aggregate.data(),
                                             counters.data(), MergeAgg(), items, s());
@@ -618,26 +634,30 @@ struct GpuHTree::Impl {
     }
     const int items = as_items(n);
     clock.start("index");
-    diff.reserve(n);
+    grow(diff, n);
     first_difference<<<grid_for(n), kBlock, 0, s()>>>(leaves.words.data(), n, p, diff.data());
     GPUOLAP_CHECK_LAUNCH("first_difference");
-    level_counts.reserve(kMaxDimensions);
-    GPUOLAP_CUDA_CHECK(cudaMemsetAsync(level_counts.data(), 0, kMaxDimensions * sizeof(unsigned long long), s()));
-    count_node_starts<<<grid_for(n), kBlock, 0, s()>>>(diff.data(), n, level_counts.data());
+    // Rows by the level of their first difference (a histogram: most rows
+    // fall on the last levels, where atomics on one counter would serialize).
+    grow(level_counts, kMaxDimensions);
+    cub_call([&](void* t, std::size_t& b) {
+      return cub::DeviceHistogram::HistogramEven(t, b, diff.data(), level_counts.data(), kMaxDimensions + 1, 0,
+                                                 kMaxDimensions, items, s());
+    });
     const auto starts = level_counts.download(kMaxDimensions, s());  // row 0 counts at diff 0
     std::size_t nodes = 0;
     for (int i = 0; i < m; ++i) {
       nodes += starts[i];
       next[i].nodes = static_cast<std::uint32_t>(i + 1 == m ? n : nodes);
     }
-    node_id.reserve(n);
-    node_id_above.reserve(n);
+    grow(node_id, n);
+    grow(node_id_above, n);
     for (int i = 0; i < m; ++i) {
       DeviceLevel& l = next[i];
-      l.key.reserve(l.nodes);
-      l.parent.reserve(l.nodes);
-      l.first_child.reserve(l.nodes);
-      l.child_count.reserve(l.nodes);
+      grow(l.key, l.nodes);
+      grow(l.parent, l.nodes);
+      grow(l.first_child, l.nodes);
+      grow(l.child_count, l.nodes);
       const auto flag = thrust::make_transform_iterator(thrust::counting_iterator<std::size_t>(0), StartsLevel{diff.data(), i});
       cub_call([&](void* t, std::size_t& b) { return cub::DeviceScan::InclusiveSum(t, b, flag, node_id.data(), items, s()); });
       level_nodes<<<grid_for(n), kBlock, 0, s()>>>(leaves.words.data(), n, p, diff.data(), i, node_id.data(),
@@ -654,17 +674,17 @@ struct GpuHTree::Impl {
     clock.stop();
 
     clock.start("rollup");
-    next[m - 1].aggregate.reserve(n);
+    grow(next[m - 1].aggregate, n);
     GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(next[m - 1].aggregate.data(), leaves.aggregate.data(), n * sizeof(DevAgg),
                                        cudaMemcpyDeviceToDevice, s()));
     for (int i = m - 2; i >= 0; --i) {
-      next[i].aggregate.reserve(next[i].nodes);
+      grow(next[i].aggregate, next[i].nodes);
       roll_up<<<grid_for(next[i].nodes), kBlock, 0, s()>>>(next[i].first_child.data(), next[i].child_count.data(),
                                                           next[i].nodes, next[i + 1].aggregate.data(),
                                                           next[i].aggregate.data());
       GPUOLAP_CHECK_LAUNCH("roll_up");
     }
-    root.reserve(1);
+    grow(root, 1);
     cub_call([&](void* t, std::size_t& b) {
       return cub::DeviceReduce::Reduce(t, b, next[0].aggregate.data(), root.data(), as_items(next[0].nodes), MergeAgg(),
                                        empty_agg(), s());
@@ -672,19 +692,19 @@ struct GpuHTree::Impl {
     clock.stop();
 
     clock.start("htable");
-    counters.reserve(kMaxDimensions + 1);
+    grow(counters, kMaxDimensions + 1);
     DeviceBuffer<int>& header_counts = counters;
     for (int i = 0; i < m; ++i) {
       DeviceLevel& l = next[i];
       const std::uint32_t card = std::max<std::uint32_t>(cardinalities[i], 1);
       const std::uint32_t bound = std::min<std::uint32_t>(card, l.nodes);
       const int bits = std::max(1, static_cast<int>(std::bit_width(card - 1)));
-      l.side_links.reserve(l.nodes);
-      l.header_key.reserve(bound);
-      l.header_count.reserve(bound);
-      l.header_first.reserve(bound);
-      perm.reserve(l.nodes);
-      perm_alt.reserve(l.nodes);
+      grow(l.side_links, l.nodes);
+      grow(l.header_key, bound);
+      grow(l.header_count, bound);
+      grow(l.header_first, bound);
+      grow(perm, l.nodes);
+      grow(perm_alt, l.nodes);
       iota<<<grid_for(l.nodes), kBlock, 0, s()>>>(perm.data(), l.nodes);
       cub_call([&](void* t, std::size_t& b) {
         return cub::DeviceRadixSort::SortPairs(t, b, l.key.data(), perm_alt.data(), perm.data(), l.side_links.data(),
@@ -782,7 +802,7 @@ void GpuHTree::update(const std::vector<std::uint32_t>& cardinalities, const Cod
   clock.start("search");
   DeviceLeaves& old = I.old;
   old.n = old_n;
-  old.words.reserve(old_n * w);
+  grow(old.words, old_n * w);
   if (old_n) {
     old_leaf_words<<<grid_for(old_n), kBlock, 0, I.s()>>>(I.views.data(), m, old_n, p, old.words.data());
     GPUOLAP_CHECK_LAUNCH("old_leaf_words");
@@ -790,7 +810,7 @@ void GpuHTree::update(const std::vector<std::uint32_t>& cardinalities, const Cod
   DeviceBuffer<std::uint32_t>&rank = I.rank, &inserted_flag = I.inserted_flag, &inserted_row = I.inserted_row,
                                &inserted_rank = I.inserted_rank;
   for (auto* b : {&rank, &inserted_flag, &inserted_row, &inserted_rank}) b->reserve(fresh.n);
-  I.counters.reserve(kMaxDimensions + 1);
+  grow(I.counters, kMaxDimensions + 1);
   DeviceBuffer<int>& selected = I.counters;
   if (old_n) {
     search_tree<<<grid_for(fresh.n), kBlock, 0, I.s()>>>(fresh.words.data(), fresh.n, p, I.views.data(), m,
@@ -814,8 +834,8 @@ void GpuHTree::update(const std::vector<std::uint32_t>& cardinalities, const Cod
   const std::size_t merged_n = old_n + inserted;
   DeviceLeaves& merged = I.merged;
   merged.n = merged_n;
-  merged.words.reserve(merged_n * w);
-  merged.aggregate.reserve(merged_n);
+  grow(merged.words, merged_n * w);
+  grow(merged.aggregate, merged_n);
   if (old_n) {
     // The old leaves' aggregates are the last level's.
     scatter_old_leaves<<<grid_for(old_n), kBlock, 0, I.s()>>>(old.words.data(), I.levels.back().aggregate.data(), old_n,
@@ -870,9 +890,9 @@ std::vector<Aggregate> GpuHTree::query(const QueryBatch& batch, QueryStats* stat
   std::memcpy(staged, batch.codes.data(), code_bytes);
   std::memcpy(staged + code_bytes, popular.data(), popular_bytes);
   std::memcpy(staged + code_bytes + popular_bytes, online.data(), online_bytes);
-  codes.reserve(batch.codes.size());
-  which_popular.reserve(popular.size());
-  which_online.reserve(online.size());
+  grow(codes, batch.codes.size());
+  grow(which_popular, popular.size());
+  grow(which_online, online.size());
   GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(codes.data(), staged, code_bytes, cudaMemcpyHostToDevice, I.s()));
   if (popular_bytes)
     GPUOLAP_CUDA_CHECK(
@@ -880,7 +900,7 @@ std::vector<Aggregate> GpuHTree::query(const QueryBatch& batch, QueryStats* stat
   if (online_bytes)
     GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(which_online.data(), staged + code_bytes + popular_bytes, online_bytes,
                                        cudaMemcpyHostToDevice, I.s()));
-  answers.reserve(n);
+  grow(answers, n);
   clock.stop();
   clock.start("query");
   if (!popular.empty()) {
