@@ -37,22 +37,26 @@ Limits measure_limits() {
   DeviceBuffer<ulonglong2> a(n);
   DeviceBuffer<unsigned long long> sink(1);
   GPUOLAP_CUDA_CHECK(cudaMemset(a.data(), 1, n * 16));
+  // The median of `runs` launches, timed with events.
   cudaEvent_t e0, e1;
   cudaEventCreate(&e0);
   cudaEventCreate(&e1);
-  std::vector<float> t;
-  for (int i = 0; i < 5; ++i) {
-    cudaEventRecord(e0);
-    stream_read<<<132 * 8, 512>>>(a.data(), n, sink.data());
-    cudaEventRecord(e1);
-    cudaEventSynchronize(e1);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, e0, e1);
-    t.push_back(ms);
-  }
-  std::sort(t.begin(), t.end());
-  l.bandwidth_gbs = n * 16.0 / (t[2] * 1e6);
-  // A random permutation cycle of 2^28 4-byte slots (1 GiB: past the L2).
+  auto median_ms = [&](int runs, auto&& launch) {
+    std::vector<float> t;
+    for (int i = 0; i < runs; ++i) {
+      cudaEventRecord(e0);
+      launch();
+      cudaEventRecord(e1);
+      cudaEventSynchronize(e1);
+      float ms = 0;
+      cudaEventElapsedTime(&ms, e0, e1);
+      t.push_back(ms);
+    }
+    std::sort(t.begin(), t.end());
+    return static_cast<double>(t[t.size() / 2]);
+  };
+  l.bandwidth_gbs = n * 16.0 / (median_ms(5, [&] { stream_read<<<132 * 8, 512>>>(a.data(), n, sink.data()); }) * 1e6);
+  // Random next indices over 2^28 4-byte slots (1 GiB: past the L2).
   const std::size_t slots = std::size_t{1} << 28;
   std::vector<std::uint32_t> next(slots);
   std::mt19937_64 rng(1);
@@ -61,18 +65,11 @@ Limits measure_limits() {
   d.upload(next);
   const std::size_t threads = std::size_t{1} << 22;
   const int steps = 64;
-  t.clear();
-  for (int i = 0; i < 3; ++i) {
-    cudaEventRecord(e0);
-    chase<<<(threads + 255) / 256, 256>>>(d.data(), threads, steps, sink.data());
-    cudaEventRecord(e1);
-    cudaEventSynchronize(e1);
-    float ms = 0;
-    cudaEventElapsedTime(&ms, e0, e1);
-    t.push_back(ms);
-  }
-  std::sort(t.begin(), t.end());
-  l.random_reads_gs = threads * double(steps) / (t[1] * 1e6);
+  const double chase_ms =
+      median_ms(3, [&] { chase<<<(threads + 255) / 256, 256>>>(d.data(), threads, steps, sink.data()); });
+  l.random_reads_gs = threads * double(steps) / (chase_ms * 1e6);
+  cudaEventDestroy(e0);
+  cudaEventDestroy(e1);
   return l;
 }
 

@@ -14,7 +14,7 @@
 #include "gpuolap/error.hpp"
 #include "gpuolap/store_lock.hpp"
 #include "htree/htree_io.hpp"
-#include "storage/fsync_directory.hpp"
+#include "storage/atomic_file.hpp"
 
 namespace gpuolap::htree {
 namespace {
@@ -77,31 +77,8 @@ struct Reader {
   }
 };
 
-// Writes `bytes` as `path` atomically: a temporary file, fsync, rename, and
-// the directory synced.
 void write_atomically(const fs::path& path, const std::vector<char>& bytes) {
-  std::string temp = path.string() + ".tmp-XXXXXX";
-  const int fd = ::mkstemp(temp.data());
-  if (fd < 0) fail(path, fmt::format("cannot create a temporary file: {}", std::strerror(errno)));
-  ::fchmod(fd, 0644);
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      const int e = errno;
-      ::close(fd);
-      ::unlink(temp.c_str());
-      fail(path, fmt::format("cannot write: {}", std::strerror(e)));
-    }
-    done += static_cast<std::size_t>(w);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0 || ::rename(temp.c_str(), path.c_str()) != 0) {
-    const int e = errno;
-    ::unlink(temp.c_str());
-    fail(path, fmt::format("cannot store: {}", std::strerror(e)));
-  }
-  fsync_directory(path.parent_path());
+  write_file_atomically(path, bytes.data(), bytes.size());
 }
 
 std::vector<char> read_file(const fs::path& path) {

@@ -16,7 +16,7 @@
 
 #include "gpuolap/error.hpp"
 #include "groupby/shared_memory/placement_file.hpp"
-#include "storage/fsync_directory.hpp"
+#include "storage/atomic_file.hpp"
 
 namespace gpuolap::groupby {
 namespace {
@@ -97,28 +97,7 @@ void store_placement(const std::filesystem::path& dir, const StoredPlacement& s)
   append(bytes, &checksum, 8);
 
   const std::filesystem::path final_path = placement_path(dir, s.table, s.column, p.goal);
-  std::string temp = final_path.string() + ".tmp-XXXXXX";
-  const int fd = ::mkstemp(temp.data());
-  if (fd < 0) fail(temp, fmt::format("cannot create: {}", std::strerror(errno)));
-  ::fchmod(fd, 0644);
-  std::size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) {
-      const int e = errno;
-      ::close(fd);
-      ::unlink(temp.c_str());
-      fail(temp, fmt::format("cannot write: {}", std::strerror(e)));
-    }
-    done += static_cast<std::size_t>(w);
-  }
-  if (::fsync(fd) != 0 || ::close(fd) != 0 || ::rename(temp.c_str(), final_path.c_str()) != 0) {
-    const int e = errno;
-    ::unlink(temp.c_str());
-    fail(final_path, fmt::format("cannot store: {}", std::strerror(e)));
-  }
-  fsync_directory(dir);
+  write_file_atomically(final_path, bytes.data(), bytes.size());
 }
 
 std::optional<StoredPlacement> load_placement(const std::filesystem::path& dir, const std::string& table,
