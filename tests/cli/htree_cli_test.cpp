@@ -90,6 +90,13 @@ TEST_F(HTreeCli, BadInputIsNamed) {
                      {"has no column amount"});
   expect_input_error("htree update" + tree + "--csv " + file("b3.csv", "region,day,product,amount\nn,2024-01-01,p,lots\n"),
                      {"b3.csv"});
+  expect_input_error("htree query" + tree + "--queries " + file("q5.csv", "region,day,product\nnorth,*\n"),
+                     {"q5.csv", "line 2", "2 fields, the header has 3"});
+  expect_input_error("htree query" + tree + "--queries " + file("q6.csv", ""), {"q6.csv", "needs a header line"});
+  // A batch of no queries is answered with the header alone.
+  const Outcome none = run("htree query" + tree + "--queries " + file("q7.csv", "product,region,day\n"));
+  EXPECT_EQ(none.status, 0) << none.err;
+  EXPECT_EQ(none.out, "product,region,day,count,sum,min,max,avg\n");
   expect_input_error("htree info --tree " + path("nowhere"), {"no H-tree here"});
   // Nothing half-written: the tree still answers with its 5 tuples.
   EXPECT_NE(run("htree info" + tree).out.find("5 tuples"), std::string::npos);
