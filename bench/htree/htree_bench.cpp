@@ -83,7 +83,7 @@ Data make_data(const std::string& shape, std::uint64_t seed) {
     if (c.name != "m") order.push_back(c.name);
   d.shell = tree_shell(tables[0], order, "m");
   d.tuples = code_rows(d.shell, tables[0], shape);
-  for (const auto& dict : d.shell.dictionaries) d.cards.push_back(static_cast<std::uint32_t>(dict.values.size()));
+  d.cards = cardinalities(d.shell);
   return d;
 }
 

@@ -28,8 +28,8 @@ htree::GpuKnobs knobs_of(const HTreeKnobOptions& o) {
   return k;
 }
 
-void print_stages(const htree::DurableHTree& t) {
-  for (const auto& [name, ms] : t.gpu_stages()) std::cerr << fmt::format("  {:<7} {:9.3f} ms\n", name, ms);
+void print_stages(const std::vector<std::pair<std::string, double>>& stages) {
+  for (const auto& [name, ms] : stages) std::cerr << fmt::format("  {:<7} {:9.3f} ms\n", name, ms);
 }
 
 }  // namespace
@@ -46,13 +46,10 @@ int run_htree_build(const HTreeBuildOptions& o) {
   if (engine == htree::Engine::Gpu) {
     htree::GpuHTree g(-1, knobs_of(o));
     g.set_timing(o.timing);
-    std::vector<std::uint32_t> cards;
-    for (const auto& d : tree.dictionaries) cards.push_back(static_cast<std::uint32_t>(d.values.size()));
-    g.build(cards, tuples);
+    g.build(htree::cardinalities(tree), tuples);
     g.download(tree);
     tree.tuples = tuples.size();
-    if (o.timing)
-      for (const auto& [name, ms] : g.stages()) std::cerr << fmt::format("  {:<7} {:9.3f} ms\n", name, ms);
+    if (o.timing) print_stages(g.stages());
   } else {
     htree::build(tree, tuples, engine);
   }
@@ -78,7 +75,7 @@ int run_htree_update(const HTreeUpdateOptions& o) {
                            "{} nodes ({}, opened in {:.1f} ms)\n",
                            batch.row_count(), ms_since(appended), t.meta().tuples, t.leaf_count(), t.node_count(),
                            htree::engine_name(t.engine()), open_ms);
-  if (o.timing) print_stages(t);
+  if (o.timing) print_stages(t.gpu_stages());
   return 0;
 }
 
@@ -121,7 +118,7 @@ int run_htree_query(const HTreeQueryOptions& o) {
                              "{:.1f} ms)\n",
                              q.batch.size(), stats.popular_path, stats.online, stats.side_link_nodes, query_ms,
                              htree::engine_name(t.engine()), read_ms, write_ms, open_ms);
-    print_stages(t);
+    print_stages(t.gpu_stages());
   }
   return 0;
 }

@@ -165,7 +165,7 @@ std::vector<char> log_header(std::uint64_t snapshot_checksum) {
   return std::move(w.bytes);
 }
 
-std::vector<char> batch_payload(const HTree& tree, const CodedTuples& batch, const std::vector<std::size_t>& before) {
+std::vector<char> batch_payload(const HTree& tree, const CodedTuples& batch, const std::vector<std::uint32_t>& before) {
   Writer w;
   const std::size_t m = tree.dimensions.size(), n = batch.size();
   w.put<std::uint32_t>(static_cast<std::uint32_t>(m));
@@ -328,13 +328,7 @@ DurableHTree::~DurableHTree() {
   if (log_fd_ >= 0) ::close(log_fd_);
 }
 
-std::vector<std::size_t> DurableHTree::dictionary_sizes() const {
-  std::vector<std::size_t> s;
-  for (const Dictionary& d : tree_.dictionaries) s.push_back(d.values.size());
-  return s;
-}
-
-void DurableHTree::forget_values_after(const std::vector<std::size_t>& before) {
+void DurableHTree::forget_values_after(const std::vector<std::uint32_t>& before) {
   for (std::size_t d = 0; d < before.size(); ++d) {
     Dictionary& dict = tree_.dictionaries[d];
     for (std::size_t k = before[d]; k < dict.values.size(); ++k) dict.codes.erase(dict.values[k]);
@@ -344,9 +338,7 @@ void DurableHTree::forget_values_after(const std::vector<std::size_t>& before) {
 
 void DurableHTree::apply(const CodedTuples& batch) {
   if (gpu_) {
-    std::vector<std::uint32_t> cards;
-    for (const Dictionary& d : tree_.dictionaries) cards.push_back(static_cast<std::uint32_t>(d.values.size()));
-    gpu_->update(cards, batch);
+    gpu_->update(cardinalities(tree_), batch);
     tree_.tuples += batch.size();
     host_levels_current_ = false;
   } else {
@@ -356,7 +348,7 @@ void DurableHTree::apply(const CodedTuples& batch) {
 
 void DurableHTree::append(const table::Table& batch, const std::string& what) {
   const auto coded_from = std::chrono::steady_clock::now();
-  const auto before = dictionary_sizes();
+  const auto before = cardinalities(tree_);
   CodedTuples coded;
   try {
     coded = code_rows(tree_, batch, what);
@@ -368,7 +360,7 @@ void DurableHTree::append(const table::Table& batch, const std::string& what) {
   append_coded(coded, before);
 }
 
-void DurableHTree::append_coded(const CodedTuples& batch, const std::vector<std::size_t>& before) {
+void DurableHTree::append_coded(const CodedTuples& batch, const std::vector<std::uint32_t>& before) {
   const fs::path lp = log_path(dir_);
   const auto logged_from = std::chrono::steady_clock::now();
   Writer rec;

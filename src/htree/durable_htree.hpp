@@ -93,9 +93,8 @@ class DurableHTree {
   void apply(const CodedTuples& batch);
   // Logs a batch coded by the dictionaries, which hold the values it added
   // after `sizes_before`, then applies it.
-  void append_coded(const CodedTuples& batch, const std::vector<std::size_t>& sizes_before);
-  std::vector<std::size_t> dictionary_sizes() const;
-  void forget_values_after(const std::vector<std::size_t>& sizes_before);
+  void append_coded(const CodedTuples& batch, const std::vector<std::uint32_t>& sizes_before);
+  void forget_values_after(const std::vector<std::uint32_t>& sizes_before);
 
   std::filesystem::path dir_;
   std::unique_ptr<StoreLock> lock_;

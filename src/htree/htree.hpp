@@ -108,6 +108,14 @@ struct HTree {
   std::size_t node_count() const;
 };
 
+// Each dimension's dictionary size: its codes are below it (what the GPU
+// form packs and sorts by).
+inline std::vector<std::uint32_t> cardinalities(const HTree& tree) {
+  std::vector<std::uint32_t> c;
+  for (const Dictionary& d : tree.dictionaries) c.push_back(static_cast<std::uint32_t>(d.values.size()));
+  return c;
+}
+
 // Tuples coded by a tree's dictionaries: codes[d][row] for dimension d of
 // the popular path, the measure and its NULL flags (empty: none NULL).
 struct CodedTuples {

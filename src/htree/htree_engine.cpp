@@ -8,16 +8,6 @@
 #include "htree/pointer_htree.hpp"
 
 namespace gpuolap::htree {
-namespace {
-
-std::vector<std::uint32_t> cardinalities(const HTree& tree) {
-  std::vector<std::uint32_t> c;
-  for (const Dictionary& d : tree.dictionaries) c.push_back(static_cast<std::uint32_t>(d.values.size()));
-  return c;
-}
-
-}  // namespace
-
 Engine resolve_engine(Engine e) {
   if (e == Engine::Auto) return gpu_available() ? Engine::Gpu : Engine::CpuParallel;
   if (e == Engine::Gpu && !gpu_available())

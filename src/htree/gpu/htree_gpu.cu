@@ -475,14 +475,6 @@ __global__ void init_online_sums(OnlineSums s, std::size_t n) {
   }
 }
 
-// Grows a buffer with a quarter's headroom: a tree that gains 1 % a batch
-// would otherwise reallocate every level's arrays on every update (a
-// cudaMalloc and a synchronizing cudaFree each).
-template <typename T>
-void grow(DeviceBuffer<T>& b, std::size_t n) {
-  if (n > b.size()) b.reserve(n + n / 4);
-}
-
 int as_items(std::size_t n) {
   if (n >= (std::size_t{1} << 31)) throw InputError("the gpu H-tree takes fewer than 2^31 tuples or nodes at once");
   return static_cast<int>(n);
@@ -558,7 +550,7 @@ struct GpuHTree::Impl {
     if (n == 0) return;
     const int items = as_items(n);
     clock.start("io");
-    grow(codes, n * m);
+    codes.grow(n * m);
     for (std::size_t d = 0; d < m; ++d)
       GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(codes.data() + d * n, tuples.codes[d].data(), n * sizeof(std::uint32_t),
                                          cudaMemcpyHostToDevice, s()));
@@ -567,13 +559,13 @@ struct GpuHTree::Impl {
     if (has_nulls) nulls.upload(tuples.measure_null, s());
     clock.stop();
     clock.start("key");
-    grow(words, n * w);
+    words.grow(n * w);
     pack_tuples<<<grid_for(n), kBlock, 0, s()>>>(codes.data(), n, p, words.data());
     GPUOLAP_CHECK_LAUNCH("pack_tuples");
-    grow(perm, n);
-    grow(perm_alt, n);
-    grow(key_tmp, n);
-    grow(key_alt, n);
+    perm.grow(n);
+    perm_alt.grow(n);
+    key_tmp.grow(n);
+    key_alt.grow(n);
     iota<<<grid_for(n), kBlock, 0, s()>>>(perm.data(), n);
     // Least significant word first; each sort stable, so the last (word 0)
     // leaves the tuples in order. A word's bits are its top `used` bits.
@@ -591,24 +583,24 @@ struct GpuHTree::Impl {
     }
     // The sorted words (word-major), then the runs of equal tuples.
     DeviceBuffer<std::uint64_t>& sorted = sorted_words;
-    grow(sorted, n * w);
+    sorted.grow(n * w);
     for (std::size_t k = 0; k < w; ++k)
       gather_words<<<grid_for(n), kBlock, 0, s()>>>(words.data() + k * n, perm.data(), n, sorted.data() + k * n);
-    grow(flags, n);
-    grow(run, n);
+    flags.grow(n);
+    run.grow(n);
     run_starts<<<grid_for(n), kBlock, 0, s()>>>(sorted.data(), static_cast<int>(w), n, flags.data());
     cub_call([&](void* t, std::size_t& b) { return cub::DeviceScan::InclusiveSum(t, b, flags.data(), run.data(), items, s()); });
     std::uint32_t leaves = 0;
     GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(&leaves, run.data() + n - 1, sizeof leaves, cudaMemcpyDeviceToHost, s()));
-    grow(row_agg, n);
+    row_agg.grow(n);
     row_aggregates<<<grid_for(n), kBlock, 0, s()>>>(perm.data(), measure.data(), has_nulls ? nulls.data() : nullptr, n,
                                                     row_agg.data());
     GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(s()));
     out.n = leaves;
-    grow(out.aggregate, leaves);
-    grow(out.words, leaves * w);
-    grow(unique, leaves);
-    grow(counters, kMaxDimensions + 1);
+    out.aggregate.grow(leaves);
+    out.words.grow(leaves * w);
+    unique.grow(leaves);
+    counters.grow(kMaxDimensions + 1);
     cub_call([&](void* t, std::size_t& b) {
       return cub::DeviceReduce::ReduceByKey(t, b, run.data(), unique.data(), row_agg.data(), out.aggregate.data(),
                                             counters.data(), MergeAgg(), items, s());
@@ -634,12 +626,12 @@ struct GpuHTree::Impl {
     }
     const int items = as_items(n);
     clock.start("index");
-    grow(diff, n);
+    diff.grow(n);
     first_difference<<<grid_for(n), kBlock, 0, s()>>>(leaves.words.data(), n, p, diff.data());
     GPUOLAP_CHECK_LAUNCH("first_difference");
     // Rows by the level of their first difference (a histogram: most rows
     // fall on the last levels, where atomics on one counter would serialize).
-    grow(level_counts, kMaxDimensions);
+    level_counts.grow(kMaxDimensions);
     cub_call([&](void* t, std::size_t& b) {
       return cub::DeviceHistogram::HistogramEven(t, b, diff.data(), level_counts.data(), kMaxDimensions + 1, 0,
                                                  kMaxDimensions, items, s());
@@ -650,14 +642,14 @@ struct GpuHTree::Impl {
       nodes += starts[i];
       next[i].nodes = static_cast<std::uint32_t>(i + 1 == m ? n : nodes);
     }
-    grow(node_id, n);
-    grow(node_id_above, n);
+    node_id.grow(n);
+    node_id_above.grow(n);
     for (int i = 0; i < m; ++i) {
       DeviceLevel& l = next[i];
-      grow(l.key, l.nodes);
-      grow(l.parent, l.nodes);
-      grow(l.first_child, l.nodes);
-      grow(l.child_count, l.nodes);
+      l.key.grow(l.nodes);
+      l.parent.grow(l.nodes);
+      l.first_child.grow(l.nodes);
+      l.child_count.grow(l.nodes);
       const auto flag = thrust::make_transform_iterator(thrust::counting_iterator<std::size_t>(0), StartsLevel{diff.data(), i});
       cub_call([&](void* t, std::size_t& b) { return cub::DeviceScan::InclusiveSum(t, b, flag, node_id.data(), items, s()); });
       level_nodes<<<grid_for(n), kBlock, 0, s()>>>(leaves.words.data(), n, p, diff.data(), i, node_id.data(),
@@ -674,17 +666,17 @@ struct GpuHTree::Impl {
     clock.stop();
 
     clock.start("rollup");
-    grow(next[m - 1].aggregate, n);
+    next[m - 1].aggregate.grow(n);
     GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(next[m - 1].aggregate.data(), leaves.aggregate.data(), n * sizeof(DevAgg),
                                        cudaMemcpyDeviceToDevice, s()));
     for (int i = m - 2; i >= 0; --i) {
-      grow(next[i].aggregate, next[i].nodes);
+      next[i].aggregate.grow(next[i].nodes);
       roll_up<<<grid_for(next[i].nodes), kBlock, 0, s()>>>(next[i].first_child.data(), next[i].child_count.data(),
                                                           next[i].nodes, next[i + 1].aggregate.data(),
                                                           next[i].aggregate.data());
       GPUOLAP_CHECK_LAUNCH("roll_up");
     }
-    grow(root, 1);
+    root.grow(1);
     cub_call([&](void* t, std::size_t& b) {
       return cub::DeviceReduce::Reduce(t, b, next[0].aggregate.data(), root.data(), as_items(next[0].nodes), MergeAgg(),
                                        empty_agg(), s());
@@ -692,19 +684,19 @@ struct GpuHTree::Impl {
     clock.stop();
 
     clock.start("htable");
-    grow(counters, kMaxDimensions + 1);
+    counters.grow(kMaxDimensions + 1);
     DeviceBuffer<int>& header_counts = counters;
     for (int i = 0; i < m; ++i) {
       DeviceLevel& l = next[i];
       const std::uint32_t card = std::max<std::uint32_t>(cardinalities[i], 1);
       const std::uint32_t bound = std::min<std::uint32_t>(card, l.nodes);
       const int bits = std::max(1, static_cast<int>(std::bit_width(card - 1)));
-      grow(l.side_links, l.nodes);
-      grow(l.header_key, bound);
-      grow(l.header_count, bound);
-      grow(l.header_first, bound);
-      grow(perm, l.nodes);
-      grow(perm_alt, l.nodes);
+      l.side_links.grow(l.nodes);
+      l.header_key.grow(bound);
+      l.header_count.grow(bound);
+      l.header_first.grow(bound);
+      perm.grow(l.nodes);
+      perm_alt.grow(l.nodes);
       iota<<<grid_for(l.nodes), kBlock, 0, s()>>>(perm.data(), l.nodes);
       cub_call([&](void* t, std::size_t& b) {
         return cub::DeviceRadixSort::SortPairs(t, b, l.key.data(), perm_alt.data(), perm.data(), l.side_links.data(),
@@ -761,8 +753,7 @@ void GpuHTree::build(const std::vector<std::uint32_t>& cardinalities, const Code
 void GpuHTree::upload(const HTree& tree) {
   Impl& I = *impl_;
   I.ctx.bind();
-  I.cardinalities.clear();
-  for (const Dictionary& d : tree.dictionaries) I.cardinalities.push_back(static_cast<std::uint32_t>(d.values.size()));
+  I.cardinalities = cardinalities(tree);
   std::vector<DeviceLevel> next(tree.levels.size());
   for (std::size_t i = 0; i < tree.levels.size(); ++i) {
     const Level& h = tree.levels[i];
@@ -802,15 +793,15 @@ void GpuHTree::update(const std::vector<std::uint32_t>& cardinalities, const Cod
   clock.start("search");
   DeviceLeaves& old = I.old;
   old.n = old_n;
-  grow(old.words, old_n * w);
+  old.words.grow(old_n * w);
   if (old_n) {
     old_leaf_words<<<grid_for(old_n), kBlock, 0, I.s()>>>(I.views.data(), m, old_n, p, old.words.data());
     GPUOLAP_CHECK_LAUNCH("old_leaf_words");
   }
   DeviceBuffer<std::uint32_t>&rank = I.rank, &inserted_flag = I.inserted_flag, &inserted_row = I.inserted_row,
                                &inserted_rank = I.inserted_rank;
-  for (auto* b : {&rank, &inserted_flag, &inserted_row, &inserted_rank}) b->reserve(fresh.n);
-  grow(I.counters, kMaxDimensions + 1);
+  for (auto* b : {&rank, &inserted_flag, &inserted_row, &inserted_rank}) b->grow(fresh.n);
+  I.counters.grow(kMaxDimensions + 1);
   DeviceBuffer<int>& selected = I.counters;
   if (old_n) {
     search_tree<<<grid_for(fresh.n), kBlock, 0, I.s()>>>(fresh.words.data(), fresh.n, p, I.views.data(), m,
@@ -834,8 +825,8 @@ void GpuHTree::update(const std::vector<std::uint32_t>& cardinalities, const Cod
   const std::size_t merged_n = old_n + inserted;
   DeviceLeaves& merged = I.merged;
   merged.n = merged_n;
-  grow(merged.words, merged_n * w);
-  grow(merged.aggregate, merged_n);
+  merged.words.grow(merged_n * w);
+  merged.aggregate.grow(merged_n);
   if (old_n) {
     // The old leaves' aggregates are the last level's.
     scatter_old_leaves<<<grid_for(old_n), kBlock, 0, I.s()>>>(old.words.data(), I.levels.back().aggregate.data(), old_n,
@@ -890,9 +881,9 @@ std::vector<Aggregate> GpuHTree::query(const QueryBatch& batch, QueryStats* stat
   std::memcpy(staged, batch.codes.data(), code_bytes);
   std::memcpy(staged + code_bytes, popular.data(), popular_bytes);
   std::memcpy(staged + code_bytes + popular_bytes, online.data(), online_bytes);
-  grow(codes, batch.codes.size());
-  grow(which_popular, popular.size());
-  grow(which_online, online.size());
+  codes.grow(batch.codes.size());
+  which_popular.grow(popular.size());
+  which_online.grow(online.size());
   GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(codes.data(), staged, code_bytes, cudaMemcpyHostToDevice, I.s()));
   if (popular_bytes)
     GPUOLAP_CUDA_CHECK(
@@ -900,7 +891,7 @@ std::vector<Aggregate> GpuHTree::query(const QueryBatch& batch, QueryStats* stat
   if (online_bytes)
     GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(which_online.data(), staged + code_bytes + popular_bytes, online_bytes,
                                        cudaMemcpyHostToDevice, I.s()));
-  grow(answers, n);
+  answers.grow(n);
   clock.stop();
   clock.start("query");
   if (!popular.empty()) {
