@@ -19,8 +19,8 @@
 //   steady (only when named) a D15C40T10M tree on the GPU fed six 100K
 //          batches in turn: each update's time and stages, as the server sees
 //   scale  D15C40T10M and D6C40T100M: build, a 100K update, 10K queries of
-//          each kind (cpu-serial left out: its pointer tree of 10^8 nodes
-//          does not fit)
+//          each kind (cpu-serial left out: a tuple at a time on one core,
+//          these shapes would take minutes a run)
 // Times are medians of --reps runs after a warm-up; the GPU's include the
 // transfers the paper counted (tuples and queries up, answers down).
 #include <fmt/format.h>

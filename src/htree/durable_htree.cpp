@@ -221,11 +221,14 @@ CodedTuples read_batch(HTree& tree, const char* p, std::size_t size, const fs::p
     const std::uint8_t width = r.get<std::uint8_t>();
     if (width != 1 && width != 2 && width != 4) fail(path, "corrupt: a code width other than 1, 2 or 4 bytes");
     if (n > r.left / width) fail(path, "corrupt: a batch longer than its record");
+    const auto* bytes = reinterpret_cast<const unsigned char*>(r.p);
     for (std::uint64_t k = 0; k < n; ++k) {
       std::uint32_t v = 0;
-      r.raw(&v, width);  // little-endian: the low bytes
+      std::memcpy(&v, bytes + k * width, width);  // little-endian: the low bytes
       col[k] = v;
     }
+    r.p += n * width;
+    r.left -= n * width;
   }
   b.measure.resize(n);
   r.raw(b.measure.data(), n * 8);
@@ -384,7 +387,7 @@ void DurableHTree::append_coded(const CodedTuples& batch, const std::vector<std:
   last_append_.log_ms = std::chrono::duration<double, std::milli>(applied_from - logged_from).count();
   apply(batch);
   last_append_.apply_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - applied_from).count();
-  // Keep replay short: once the log outgrows the snapshot, start again.
+  // Keep replay short: once the log outgrows the snapshot (and 64 MB), start again.
   if (log_bytes_ > std::max<std::uint64_t>(report_.snapshot_bytes, 64u << 20)) checkpoint();
 }
 

@@ -21,33 +21,6 @@ namespace {
 
 using table::ColumnType;
 
-std::size_t distinct_count(const table::Column& c) {
-  const std::size_t n = c.size();
-  switch (c.type) {
-    case ColumnType::String: {
-      std::vector<std::uint8_t> seen(c.dictionary.size() + 1, 0);
-      for (std::size_t r = 0; r < n; ++r) seen[c.is_null(r) ? c.dictionary.size() : c.int32s[r]] = 1;
-      return std::count(seen.begin(), seen.end(), 1);
-    }
-    case ColumnType::Date: {
-      std::set<std::int64_t> s;
-      for (std::size_t r = 0; r < n; ++r) s.insert(c.is_null(r) ? INT64_MIN : c.int32s[r]);
-      return s.size();
-    }
-    case ColumnType::Int64: {
-      std::set<std::int64_t> s;
-      for (std::size_t r = 0; r < n; ++r) s.insert(c.is_null(r) ? INT64_MIN : c.int64s[r]);
-      return s.size();
-    }
-    case ColumnType::Double: {
-      std::set<double> s;
-      for (std::size_t r = 0; r < n; ++r) s.insert(c.is_null(r) ? -HUGE_VAL : c.doubles[r]);
-      return s.size();
-    }
-  }
-  return 0;
-}
-
 // Row r of column c as a dictionary's canonical text ("" for NULL).
 std::string canonical_of(const table::Column& c, std::size_t r) {
   if (c.is_null(r)) return {};
@@ -115,6 +88,15 @@ std::vector<std::uint32_t> code_column(Dictionary& dict, const table::Column& c)
   return out;
 }
 
+
+// A column's distinct values (NULL one of them): the size of a dictionary it
+// is coded into, by the same fast paths the tree's coding takes.
+std::size_t distinct_count(const table::Column& c) {
+  Dictionary scratch;
+  scratch.type = c.type;
+  code_column(scratch, c);
+  return scratch.values.size();
+}
 
 }  // namespace
 

@@ -15,7 +15,7 @@
 namespace gpuolap::htree {
 
 // How tuples are sorted: `packed` sorts tuples packed into 64-bit words
-// (key_packing.hpp; D15C40 in 2 radix sorts of 12 and 6 bytes), `per-dimension`
+// (key_packing.hpp; D15C40 in 2 radix sorts, over 60 and 30 bits), `per-dimension`
 // one stable radix sort per dimension, as the paper sorts a dimension at a
 // time.
 enum class SortKeys : std::uint8_t { Packed, PerDimension };
