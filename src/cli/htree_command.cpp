@@ -25,6 +25,7 @@ htree::GpuKnobs knobs_of(const HTreeKnobOptions& o) {
   if (o.block_threads != 32 && o.block_threads != 64 && o.block_threads != 128 && o.block_threads != 256)
     throw InputError(fmt::format("--block-threads must be 32, 64, 128 or 256, not {}", o.block_threads));
   k.block_threads = o.block_threads;
+  k.query_io = htree::parse_query_io(o.query_io);
   return k;
 }
 
@@ -102,7 +103,7 @@ int run_htree_query(const HTreeQueryOptions& o) {
   t.set_gpu_timing(o.timing);
   const double open_ms = ms_since(start);
   const auto read = Clock::now();
-  const htree::QueryFile q = htree::read_query_csv(t.meta(), o.queries);
+  const htree::QueryFile q = htree::read_query_csv(t.meta(), o.queries, t.query_memory());
   const double read_ms = ms_since(read);
   const auto ran = Clock::now();
   htree::QueryStats stats;

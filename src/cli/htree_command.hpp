@@ -11,6 +11,7 @@ struct HTreeKnobOptions {
   std::string sort = "packed";
   std::string online = "block-per-query";
   unsigned block_threads = 128;
+  std::string query_io = "mapped";
   bool timing = false;
 };
 

@@ -456,6 +456,10 @@ int main(int argc, char** argv) {
           ->capture_default_str();
       c->add_option("--block-threads", k.block_threads, "block-per-query's threads: 32, 64, 128 or 256")
           ->capture_default_str();
+      c->add_option("--query-io", k.query_io,
+                    "gpu: mapped (kernels read the queries and write the answers in pinned host memory) or copied "
+                    "(copies to and from device memory around the kernels)")
+          ->capture_default_str();
     }
     c->add_flag("--timing", k.timing, "Print the time of each stage on stderr");
   };

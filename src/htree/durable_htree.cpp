@@ -402,7 +402,7 @@ const HTree& DurableHTree::host_tree() {
 std::size_t DurableHTree::node_count() const { return gpu_ ? gpu_->node_count() : tree_.node_count(); }
 std::size_t DurableHTree::leaf_count() const { return gpu_ ? gpu_->leaf_count() : tree_.leaf_count(); }
 
-std::vector<Aggregate> DurableHTree::query(const QueryBatch& batch, QueryStats* stats) {
+Answers DurableHTree::query(const QueryBatch& batch, QueryStats* stats) {
   if (gpu_) return gpu_->query(batch, stats);
   return htree::query(tree_, batch, engine_, stats);
 }

@@ -82,7 +82,10 @@ class DurableHTree {
   // was.
   void append(const table::Table& batch, const std::string& what);
 
-  std::vector<Aggregate> query(const QueryBatch& batch, QueryStats* stats = nullptr);
+  // Answers in the batch's memory; a batch made in query_memory() is read
+  // and answered in place by the gpu engine.
+  Answers query(const QueryBatch& batch, QueryStats* stats = nullptr);
+  std::pmr::memory_resource* query_memory() const { return htree::query_memory(engine_); }
   // A new snapshot and an empty log.
   void checkpoint();
   std::vector<std::pair<std::string, double>> gpu_stages() const;

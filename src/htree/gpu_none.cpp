@@ -17,7 +17,7 @@ GpuHTree::~GpuHTree() = default;
 void GpuHTree::build(const std::vector<std::uint32_t>&, const CodedTuples&) { unavailable(); }
 void GpuHTree::upload(const HTree&) { unavailable(); }
 void GpuHTree::update(const std::vector<std::uint32_t>&, const CodedTuples&) { unavailable(); }
-std::vector<Aggregate> GpuHTree::query(const QueryBatch&, QueryStats*) { unavailable(); }
+Answers GpuHTree::query(const QueryBatch&, QueryStats*) { unavailable(); }
 void GpuHTree::download(HTree&) const { unavailable(); }
 std::size_t GpuHTree::leaf_count() const { return 0; }
 std::size_t GpuHTree::node_count() const { return 0; }

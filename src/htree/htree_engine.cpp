@@ -2,6 +2,7 @@
 // cpu-parallel (levels_cpu.cpp, query_cpu.cpp) and gpu (GpuHTree).
 #include <tbb/enumerable_thread_specific.h>
 
+#include "gpu/runtime/pinned_memory.hpp"
 #include "gpuolap/error.hpp"
 #include "htree/gpu/htree_gpu.hpp"
 #include "htree/htree.hpp"
@@ -56,12 +57,16 @@ void update(HTree& tree, const CodedTuples& batch, Engine engine) {
   tree.tuples += batch.size();
 }
 
-std::vector<Aggregate> query(const HTree& tree, const QueryBatch& batch, Engine engine, QueryStats* stats) {
+std::pmr::memory_resource* query_memory(Engine engine) {
+  return resolve_engine(engine) == Engine::Gpu ? gpu::pinned_memory() : std::pmr::get_default_resource();
+}
+
+Answers query(const HTree& tree, const QueryBatch& batch, Engine engine, QueryStats* stats) {
   if (batch.dimensions != tree.dimensions.size()) throw InputError("a query batch must name every dimension of the tree");
   switch (resolve_engine(engine)) {
     case Engine::CpuSerial: {
       const PointerHTree p = PointerHTree::from_levels(tree);
-      std::vector<Aggregate> out(batch.size());
+      Answers out(batch.size(), batch.codes.get_allocator().resource());
       QueryStats s;
       for (std::size_t i = 0; i < batch.size(); ++i) {
         const bool popular = on_popular_path(batch.query(i), batch.dimensions);

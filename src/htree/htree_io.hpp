@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <iosfwd>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -44,12 +45,17 @@ struct QueryFile {
 
   std::string_view line(std::pair<std::size_t, std::size_t> span) const { return {text.data() + span.first, span.second}; }
 };
-QueryFile read_query_csv(const HTree& tree, const std::filesystem::path& csv);
+// The batch's codes live in `memory` (a tree's query_memory(), where its
+// engine reads them best).
+QueryFile read_query_csv(const HTree& tree, const std::filesystem::path& csv,
+                         std::pmr::memory_resource* memory = std::pmr::get_default_resource());
 // The same over CSV text (a request's body); `where` names it in errors.
-QueryFile parse_query_csv(const HTree& tree, std::string text, const std::string& where);
+QueryFile parse_query_csv(const HTree& tree, std::string text, const std::string& where,
+                          std::pmr::memory_resource* memory = std::pmr::get_default_resource());
 
 // The answer: each query's line as written, then count, sum, min, max, avg
 // (count 0 and empty fields where nothing matches).
-void write_answers(std::ostream& out, const QueryFile& queries, const std::vector<Aggregate>& answers);
+std::string answers_csv(const QueryFile& queries, std::span<const Aggregate> answers);
+void write_answers(std::ostream& out, const QueryFile& queries, std::span<const Aggregate> answers);
 
 }  // namespace gpuolap::htree

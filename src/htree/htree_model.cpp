@@ -84,6 +84,7 @@ Engine parse_engine(std::string_view name) {
 namespace {
 constexpr std::string_view kSortNames[] = {"packed", "per-dimension"};
 constexpr std::string_view kOnlineNames[] = {"block-per-query", "balanced"};
+constexpr std::string_view kQueryIoNames[] = {"mapped", "copied"};
 }  // namespace
 
 std::string_view sort_keys_name(SortKeys s) { return kSortNames[static_cast<int>(s)]; }
@@ -98,6 +99,13 @@ OnlineKernel parse_online_kernel(std::string_view name) {
     if (kOnlineNames[i] == name) return static_cast<OnlineKernel>(i);
   throw InputError(
       fmt::format("unknown online-cubing kernel '{}' (block-per-query or balanced)", table::clip_for_message(name)));
+}
+
+std::string_view query_io_name(QueryIo io) { return kQueryIoNames[static_cast<int>(io)]; }
+QueryIo parse_query_io(std::string_view name) {
+  for (int i = 0; i < 2; ++i)
+    if (kQueryIoNames[i] == name) return static_cast<QueryIo>(i);
+  throw InputError(fmt::format("unknown query io '{}' (mapped or copied)", table::clip_for_message(name)));
 }
 
 void check_tree(const HTree& tree) {

@@ -65,10 +65,13 @@ Aggregate online_cubing(const HTree& tree, const std::uint32_t* q, std::uint64_t
 
 }  // namespace
 
-std::vector<Aggregate> query_levels(const HTree& tree, const QueryBatch& batch, QueryStats* stats) {
+Answers query_levels(const HTree& tree, const QueryBatch& batch, QueryStats* stats) {
   const std::size_t n = batch.size(), m = batch.dimensions;
-  std::vector<Aggregate> out(n);
-  if (tree.leaf_count() == 0) return out;
+  Answers out(n, batch.codes.get_allocator().resource());
+  if (tree.leaf_count() == 0) {
+    out.fill(Aggregate{});
+    return out;
+  }
   tbb::enumerable_thread_specific<QueryStats> local;
   tbb::parallel_for(std::size_t{0}, n, [&](std::size_t i) {
     const std::uint32_t* q = batch.query(i);

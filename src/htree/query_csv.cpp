@@ -1,12 +1,17 @@
 // Query files, read for latency: a batch of 10K queries is the answer path
-// of a live tree, so the file is split into records in one pass, the records
-// are tokenized in parallel, and each dimension's values are looked up in an
-// index made once from the tree's dictionary (integers parsed, not turned
-// into text). A row is echoed in the answer as it was written.
+// of a live tree (a server's request). A file without quotes (the usual
+// one) is cut into chunks at line breaks and each chunk's lines found in
+// parallel; a quoted field may hold a line break, so a file with quotes is
+// walked once by character. The records are then tokenized in parallel,
+// unquoted ones by a scan for commas, and each dimension's values looked up
+// in an index made once from the tree's dictionary (integers parsed, not
+// turned into text). A row is echoed in the answer as it was written.
+#include <fmt/compile.h>
 #include <fmt/format.h>
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cstring>
 #include <fstream>
@@ -99,10 +104,10 @@ class ValueIndex {
     null_ = dict.find({});
   }
   // The code of a field; an InputError when it is no value of the type.
-  std::uint32_t code(const Field& f) const {
-    const std::string_view text = f.text();
-    if (text.empty() && (!f.quoted || dict_.type != ColumnType::String)) return null_;
-    if (!f.quoted && text == "*") return kAny;
+  std::uint32_t code(const Field& f) const { return code(f.text(), f.quoted); }
+  std::uint32_t code(std::string_view text, bool quoted) const {
+    if (text.empty() && (!quoted || dict_.type != ColumnType::String)) return null_;
+    if (!quoted && text == "*") return kAny;
     if (dict_.type == ColumnType::Int64) {
       std::int64_t v = 0;
       const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
@@ -121,6 +126,29 @@ class ValueIndex {
     }
     return dict_.find(dict_.canonical(std::string(text)));
   }
+  // The code of the unquoted field at `p`, which ends at the next comma or
+  // `end`; `p` is left there. An integer of a narrow range (the usual
+  // dimension) is parsed and looked up here, without a call a field.
+  std::uint32_t scan(const char*& p, const char* end) const {
+    const char* field = p;
+    if (!dense_.empty()) {
+      const char* d = p;
+      const bool negative = d < end && *d == '-';
+      if (negative) ++d;
+      const char* digits = d;
+      std::uint64_t v = 0;
+      while (d < end && static_cast<unsigned char>(*d - '0') < 10 && d - digits < 18) v = v * 10 + (*d++ - '0');
+      if (d > digits && (d == end || *d == ',')) {
+        p = d;
+        const std::uint64_t value = negative ? std::uint64_t{0} - v : v;
+        const std::uint64_t at = value - static_cast<std::uint64_t>(dense_low_);
+        return at < dense_.size() ? dense_[at] : kAbsent;
+      }
+    }
+    const char* comma = static_cast<const char*>(std::memchr(field, ',', static_cast<std::size_t>(end - field)));
+    p = comma ? comma : end;
+    return code(std::string_view(field, static_cast<std::size_t>(p - field)), false);
+  }
 
  private:
   const Dictionary& dict_;
@@ -131,15 +159,24 @@ class ValueIndex {
   std::uint32_t null_ = kAbsent;
 };
 
-}  // namespace
+// The records of a file (offset, length) and the line each starts on.
+struct Records {
+  std::vector<std::pair<std::size_t, std::size_t>> spans;
+  std::vector<std::uint64_t> lines;
 
-QueryFile parse_query_csv(const HTree& tree, std::string text, const std::string& where) {
-  QueryFile q;
-  q.text = std::move(text);
-  const std::string& t = q.text;
-  // Records: ends at a line break outside quotes; wholly empty lines skipped.
-  std::vector<std::pair<std::size_t, std::size_t>> records;
-  std::vector<std::uint64_t> lines;  // the line each record starts on
+  // A line [start, end) is a record unless it is empty (or only a '\r').
+  void add(const std::string& t, std::size_t start, std::size_t end, std::uint64_t line) {
+    if (end > start && t[end - 1] == '\r') --end;
+    if (end == start) return;
+    spans.emplace_back(start, end - start);
+    lines.push_back(line);
+  }
+};
+
+// A record ends at a line break outside quotes: walked by character where a
+// line holds a quote.
+Records records_by_walk(const std::string& t) {
+  Records r;
   std::uint64_t line = 1;
   for (std::size_t i = 0; i < t.size();) {
     const std::size_t start = i;
@@ -147,7 +184,6 @@ QueryFile parse_query_csv(const HTree& tree, std::string text, const std::string
     const char* nl = static_cast<const char*>(std::memchr(t.data() + i, '\n', t.size() - i));
     std::size_t stop = nl ? static_cast<std::size_t>(nl - t.data()) : t.size();
     if (std::memchr(t.data() + i, '"', stop - i)) {
-      // A quoted field may hold line breaks: walk this record by character.
       bool quoted = false;
       while (i < t.size() && (quoted || t[i] != '\n')) {
         if (t[i] == '"') quoted = !quoted;
@@ -157,17 +193,76 @@ QueryFile parse_query_csv(const HTree& tree, std::string text, const std::string
     } else {
       i = stop;
     }
-    std::size_t end = i;
-    if (end > start && t[end - 1] == '\r') --end;
+    r.add(t, start, i, at);
     if (i < t.size()) {
       ++i;
       ++line;
     }
-    if (end > start) {
-      records.emplace_back(start, end - start);
-      lines.push_back(at);
-    }
   }
+  return r;
+}
+
+// Without quotes a record is a line: chunks of the file cut at line breaks,
+// each chunk's lines found in parallel and numbered from its line breaks'
+// count. Empty when the file holds a quote (then records_by_walk).
+std::optional<Records> records_by_lines(const std::string& t) {
+  constexpr std::size_t kChunkBytes = std::size_t{1} << 16;
+  std::vector<std::size_t> cut{0};
+  while (cut.back() < t.size()) {
+    std::size_t next = cut.back() + kChunkBytes;
+    if (next >= t.size()) {
+      next = t.size();
+    } else {
+      const char* nl = static_cast<const char*>(std::memchr(t.data() + next, '\n', t.size() - next));
+      next = nl ? static_cast<std::size_t>(nl - t.data()) + 1 : t.size();
+    }
+    cut.push_back(next);
+  }
+  const std::size_t chunks = cut.size() - 1;
+  std::vector<Records> parts(chunks);
+  std::vector<std::uint64_t> breaks(chunks, 0);
+  std::atomic<bool> quote{false};
+  tbb::parallel_for(std::size_t{0}, chunks, [&](std::size_t k) {
+    if (std::memchr(t.data() + cut[k], '"', cut[k + 1] - cut[k])) {
+      quote = true;
+      return;
+    }
+    std::uint64_t line = 0;  // counted from the chunk's first line; numbered below
+    for (std::size_t i = cut[k]; i < cut[k + 1];) {
+      const char* nl = static_cast<const char*>(std::memchr(t.data() + i, '\n', cut[k + 1] - i));
+      const std::size_t stop = nl ? static_cast<std::size_t>(nl - t.data()) : cut[k + 1];
+      parts[k].add(t, i, stop, line);
+      i = stop + 1;
+      ++line;
+    }
+    breaks[k] = line;
+  });
+  if (quote) return std::nullopt;
+  Records r;
+  std::uint64_t first_line = 1;
+  for (std::size_t k = 0; k < chunks; ++k) {
+    for (std::size_t j = 0; j < parts[k].spans.size(); ++j) {
+      r.spans.push_back(parts[k].spans[j]);
+      r.lines.push_back(first_line + parts[k].lines[j]);
+    }
+    first_line += breaks[k];
+  }
+  return r;
+}
+
+}  // namespace
+
+QueryFile parse_query_csv(const HTree& tree, std::string text, const std::string& where,
+                          std::pmr::memory_resource* memory) {
+  QueryFile q;
+  q.text = std::move(text);
+  q.batch.codes = std::pmr::vector<std::uint32_t>(memory);
+  const std::string& t = q.text;
+  std::optional<Records> by_lines = records_by_lines(t);
+  const bool unquoted = by_lines.has_value();
+  const Records found = unquoted ? std::move(*by_lines) : records_by_walk(t);
+  const auto& records = found.spans;
+  const auto& lines = found.lines;
   if (records.empty()) throw InputError(fmt::format("{}: empty: a query file needs a header line", where));
   std::vector<Field> header;
   if (!split_fields(q.line(records[0]), header))
@@ -198,13 +293,37 @@ QueryFile parse_query_csv(const HTree& tree, std::string text, const std::string
   // The first bad record (by line) wins, whichever thread finds it.
   std::mutex mutex;
   std::optional<std::pair<std::uint64_t, std::string>> first_error;
-  constexpr std::size_t kChunk = 1024;
+  // Small chunks: a server's batch of 10K rows spreads over every core.
+  constexpr std::size_t kChunk = 256;
   tbb::parallel_for(std::size_t{0}, (n + kChunk - 1) / kChunk, [&](std::size_t chunk) {
     std::vector<Field> fields;
     for (std::size_t r = chunk * kChunk; r < std::min(n, (chunk + 1) * kChunk); ++r) {
       const std::uint64_t at = lines[r + 1];
       std::string problem;
-      if (!split_fields(q.line(q.rows[r]), fields)) {
+      if (unquoted) {
+        // Fields are the text between commas, coded as they are scanned. A
+        // record of the wrong width is reported as such, before its values.
+        const std::string_view record = q.line(q.rows[r]);
+        const char* p = record.data();
+        const char* const end = p + record.size();
+        std::size_t c = 0;
+        try {
+          for (;; ++c) {
+            if (c < columns) {
+              q.batch.codes[r * m + dim_of[c]] = index[c].scan(p, end);
+            } else {
+              const char* comma = static_cast<const char*>(std::memchr(p, ',', static_cast<std::size_t>(end - p)));
+              p = comma ? comma : end;
+            }
+            if (p == end) break;
+            ++p;  // the comma
+          }
+        } catch (const InputError& e) {
+          problem = fmt::format("column {} ({}): {}", c + 1, header[c].text(), e.what());
+        }
+        const std::size_t count = std::count(record.begin(), record.end(), ',') + std::size_t{1};
+        if (count != columns) problem = fmt::format("{} fields, the header has {}", count, columns);
+      } else if (!split_fields(q.line(q.rows[r]), fields)) {
         problem = "an unbalanced quote";
       } else if (fields.size() != columns) {
         problem = fmt::format("{} fields, the header has {}", fields.size(), columns);
@@ -227,33 +346,43 @@ QueryFile parse_query_csv(const HTree& tree, std::string text, const std::string
   return q;
 }
 
-QueryFile read_query_csv(const HTree& tree, const std::filesystem::path& csv) {
+QueryFile read_query_csv(const HTree& tree, const std::filesystem::path& csv, std::pmr::memory_resource* memory) {
   std::ifstream in(csv, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot open", csv.string()));
   in.seekg(0, std::ios::end);
   std::string text(static_cast<std::size_t>(in.tellg()), '\0');
   in.seekg(0);
   in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  return parse_query_csv(tree, std::move(text), csv.string());
+  return parse_query_csv(tree, std::move(text), csv.string(), memory);
 }
 
-void write_answers(std::ostream& out, const QueryFile& queries, const std::vector<Aggregate>& answers) {
-  out << queries.line(queries.header) << ",count,sum,min,max,avg\n";
-  constexpr std::size_t kChunk = 2048;
+std::string answers_csv(const QueryFile& queries, std::span<const Aggregate> answers) {
+  // Chunks of rows formatted in parallel, then copied into one string (a
+  // server's response body) at their offsets.
+  constexpr std::size_t kChunk = 512;
   const std::size_t n = answers.size(), chunks = (n + kChunk - 1) / kChunk;
-  std::vector<std::string> text(chunks);
+  std::vector<std::string> text(chunks + 1);
+  text[0] = fmt::format("{},count,sum,min,max,avg\n", queries.line(queries.header));
   tbb::parallel_for(std::size_t{0}, chunks, [&](std::size_t k) {
-    std::string& s = text[k];
+    std::string& s = text[k + 1];
     for (std::size_t i = k * kChunk; i < std::min(n, (k + 1) * kChunk); ++i) {
       s += queries.line(queries.rows[i]);
       const Aggregate& a = answers[i];
       if (a.count == 0) s += ",0,,,,\n";
       else
-        fmt::format_to(std::back_inserter(s), ",{},{},{},{},{}\n", a.count, a.sum, a.min, a.max,
+        fmt::format_to(std::back_inserter(s), FMT_COMPILE(",{},{},{},{},{}\n"), a.count, a.sum, a.min, a.max,
                        a.sum / static_cast<double>(a.count));
     }
   });
-  for (const std::string& s : text) out << s;
+  std::vector<std::size_t> at(text.size() + 1, 0);
+  for (std::size_t k = 0; k < text.size(); ++k) at[k + 1] = at[k] + text[k].size();
+  std::string out(at.back(), '\0');
+  tbb::parallel_for(std::size_t{0}, text.size(), [&](std::size_t k) { text[k].copy(out.data() + at[k], text[k].size()); });
+  return out;
+}
+
+void write_answers(std::ostream& out, const QueryFile& queries, std::span<const Aggregate> answers) {
+  out << answers_csv(queries, answers);
 }
 
 }  // namespace gpuolap::htree

@@ -25,7 +25,10 @@ namespace gpuolap::server {
 struct HTreeQueryAnswer {
   std::string csv;
   htree::QueryStats stats;
-  double ms = 0;
+  double ms = 0;        // the request in the server, from before its lock
+  double parse_ms = 0;  // the CSV parsed and coded
+  double query_ms = 0;  // answered by the engine
+  double write_ms = 0;  // the answer's CSV written
 };
 
 class HTreeApi {

@@ -196,13 +196,15 @@ void HttpApi::add_htree_routes() {
   });
   route("POST", "/htree/query", [this](const HttpRequest& req) {
     return answer_or_error([&] {
-      const HTreeQueryAnswer a = htree_->query(req.body);
+      HTreeQueryAnswer a = htree_->query(req.body);
       HttpResponse res;
-      res.set_content(a.csv, "text/csv");
+      res.set_content(std::move(a.csv), "text/csv");
       res.headers.emplace_back("X-HTree-Popular-Path", std::to_string(a.stats.popular_path));
       res.headers.emplace_back("X-HTree-Online", std::to_string(a.stats.online));
       res.headers.emplace_back("X-HTree-Side-Link-Nodes", std::to_string(a.stats.side_link_nodes));
       res.headers.emplace_back("X-HTree-Ms", fmt::format("{:.3f}", a.ms));
+      res.headers.emplace_back("X-HTree-Stages-Ms",
+                               fmt::format("parse={:.3f}; query={:.3f}; write={:.3f}", a.parse_ms, a.query_ms, a.write_ms));
       return res;
     });
   });

@@ -85,7 +85,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   try {
     DurableHTree t(dir, Engine::CpuParallel);
     check_tree(t.meta());
-    QueryBatch all{t.meta().dimensions.size(), std::vector<std::uint32_t>(t.meta().dimensions.size(), kAny)};
+    QueryBatch all{t.meta().dimensions.size(), std::pmr::vector<std::uint32_t>(t.meta().dimensions.size(), kAny)};
     const auto answer = t.query(all);
     if (t.leaf_count() && answer[0].count != t.meta().total.count) fuzz::broken("the query of everything is not the total");
   } catch (const InputError&) {

@@ -1,8 +1,9 @@
 // The gpu H-tree against cpu-serial (node for node: keys, parents,
 // children, header tables, aggregates) and against a scan of the tuples
 // (every query), under every knob: packed and per-dimension sorts, both
-// online-cubing kernels and block sizes; builds, updates of every kind,
-// values new to the dictionaries, empty batches.
+// online-cubing kernels and block sizes, batches read in place (pinned) or
+// copied; builds, updates of every kind, values new to the dictionaries,
+// empty batches, batches of more online queries than the grid has blocks.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -20,11 +21,17 @@ std::vector<GpuKnobs> every_knob() {
   std::vector<GpuKnobs> all;
   for (SortKeys s : {SortKeys::Packed, SortKeys::PerDimension})
     for (OnlineKernel k : {OnlineKernel::BlockPerQuery, OnlineKernel::Balanced})
-      for (unsigned threads : {32u, 128u}) {
-        if (k == OnlineKernel::Balanced && threads != 128) continue;
-        all.push_back({s, k, threads});
-      }
+      for (unsigned threads : {32u, 128u})
+        for (QueryIo io : {QueryIo::Mapped, QueryIo::Copied}) {
+          if (k == OnlineKernel::Balanced && threads != 128) continue;
+          all.push_back({s, k, threads, io});
+        }
   return all;
+}
+
+// The same batch in the gpu engine's pinned query memory.
+QueryBatch pinned_copy(const QueryBatch& q) {
+  return {q.dimensions, std::pmr::vector<std::uint32_t>(q.codes.begin(), q.codes.end(), query_memory(Engine::Gpu))};
 }
 
 TEST(HTreeGpu, BuildsTheTreeOfCpuSerialAndAnswersAsAScan) {
@@ -40,21 +47,32 @@ TEST(HTreeGpu, BuildsTheTreeOfCpuSerialAndAnswersAsAScan) {
     for (const GpuKnobs& k : every_knob()) {
       const std::string where = "round " + std::to_string(round) + " sort " + std::string(sort_keys_name(k.sort)) +
                                 " online " + std::string(online_kernel_name(k.online)) + " threads " +
-                                std::to_string(k.block_threads);
+                                std::to_string(k.block_threads) + " io " + std::string(query_io_name(k.query_io));
       GpuHTree g(-1, k);
       g.build(cards, tuples);
       HTree got = shell(cards);
       g.download(got);
       check_tree(got);
       expect_same_tree(want, got, where);
-      QueryStats st;
+      QueryStats st, pinned_st;
       const auto answers = g.query(q, &st);
+      const QueryBatch in_place = pinned_copy(q);
+      const Answers pinned_answers = g.query(in_place, &pinned_st);
       ASSERT_EQ(answers.size(), q.size());
+      ASSERT_EQ(pinned_answers.size(), q.size());
+      EXPECT_EQ(pinned_answers.memory(), query_memory(Engine::Gpu));
       for (std::size_t i = 0; i < q.size(); ++i) {
-        expect_same(brute_force(tuples, q.query(i)), answers[i], where + " query " + std::to_string(i));
+        const Aggregate want_i = brute_force(tuples, q.query(i));
+        expect_same(want_i, answers[i], where + " query " + std::to_string(i));
+        expect_same(want_i, pinned_answers[i], where + " pinned query " + std::to_string(i));
       }
       if (tuples.size()) {
+        std::size_t online = 0;
+        for (std::size_t i = 0; i < q.size(); ++i) online += !on_popular_path(q.query(i), cards.size());
+        EXPECT_EQ(st.online, online) << where;
         EXPECT_EQ(st.popular_path + st.online, q.size());
+        EXPECT_EQ(pinned_st.online, st.online);
+        EXPECT_EQ(pinned_st.side_link_nodes, st.side_link_nodes);
       }
     }
   }
@@ -95,6 +113,35 @@ TEST(HTreeGpu, UpdatesEqualCpuSerialsTree) {
         const auto all = concat(base, batch);
         for (std::size_t i = 0; i < q.size(); ++i) expect_same(brute_force(all, q.query(i)), answers[i], where);
       }
+    }
+  }
+}
+
+// More online queries than block-per-query's grid has blocks (each block
+// takes every gridDim-th listed query), mixed with popular-path ones, against
+// cpu-parallel's answers and counts.
+TEST(HTreeGpu, BigHybridBatchesEqualCpuParallel) {
+  std::mt19937_64 rng(31);
+  const std::vector<std::uint32_t> cards{6, 9, 4, 13, 5};
+  const auto tuples = random_tuples(rng, cards, 20000, true);
+  HTree host = shell(cards);
+  build(host, tuples, Engine::CpuParallel);
+  const auto q = random_queries(rng, cards, 30000);
+  QueryStats want_st;
+  const Answers want = query_levels(host, q, &want_st);
+  ASSERT_GT(want_st.online, 10000u);
+  for (const GpuKnobs& k : every_knob()) {
+    if (k.sort != SortKeys::Packed) continue;
+    GpuHTree g(-1, k);
+    g.upload(host);
+    for (const QueryBatch& batch : {q, pinned_copy(q)}) {
+      QueryStats st;
+      const Answers got = g.query(batch, &st);
+      ASSERT_EQ(got.size(), want.size());
+      for (std::size_t i = 0; i < q.size(); ++i) expect_same(want[i], got[i], "query " + std::to_string(i));
+      EXPECT_EQ(st.online, want_st.online);
+      EXPECT_EQ(st.popular_path, want_st.popular_path);
+      EXPECT_EQ(st.side_link_nodes, want_st.side_link_nodes);
     }
   }
 }

@@ -36,6 +36,7 @@
 #include "gpu/runtime/device_buffer.cuh"
 #include "gpu/runtime/device_context.cuh"
 #include "gpu/runtime/pinned_buffer.cuh"
+#include "gpu/runtime/pinned_memory.hpp"
 #include "gpu/runtime/stage_clock.cuh"
 #include "gpuolap/error.hpp"
 #include "htree/gpu/htree_gpu.hpp"
@@ -320,26 +321,65 @@ __global__ void fold_found(const DevAgg* agg, const std::uint32_t* rank, const s
   }
 }
 
-// Algorithm 3: one thread per on-popular-path query.
-__global__ void popular_path_queries(const std::uint32_t* codes, int m, const std::uint32_t* which, std::size_t n,
-                                     const LevelView* levels, DevAgg total, DevAgg* out) {
-  for (std::size_t t = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; t < n; t += std::size_t{gridDim.x} * blockDim.x) {
-    const std::uint32_t q = which[t];
-    const std::uint32_t* c = codes + std::size_t{q} * m;
+// Algorithm 3 over a hybrid batch (§5.3.3), a thread per query. The block's
+// queries come into shared memory and its answers leave it in 16-byte
+// words, so that each warp moves whole 128-byte lines: when the batch and
+// its answers lie in pinned host memory these are the bus's transactions
+// (a thread's own 8-byte fields, 32 bytes apart, would each be one). A
+// query on the popular path walks down the tree, binary-searching its code
+// among the children of the node found above, and answers with the deepest
+// node's aggregate; any other is listed for online cubing (counters[0]
+// counts them), its place in the answers written by that kernel after.
+constexpr int kQueryBlock = 32;  // one warp: a block's queries arrive in 2 KB, so walks start while others load
+std::size_t popular_path_shared_bytes(int m) {
+  return (kQueryBlock * static_cast<std::size_t>(m) + 3) / 4 * 16 + kQueryBlock * sizeof(DevAgg);
+}
+__global__ void popular_path_queries(const std::uint32_t* codes, int m, std::size_t n, const LevelView* levels,
+                                     DevAgg total, DevAgg* out, std::uint32_t* online, unsigned long long* counters) {
+  extern __shared__ uint4 shared_words[];
+  std::uint32_t* staged = reinterpret_cast<std::uint32_t*>(shared_words);
+  DevAgg* answered = reinterpret_cast<DevAgg*>(shared_words + (kQueryBlock * m + 3) / 4);
+  const std::size_t first = blockIdx.x * std::size_t{kQueryBlock};
+  const std::size_t here = n - first < kQueryBlock ? n - first : kQueryBlock;
+  const std::size_t words = here * m;
+  // The block's codes start 512 * m bytes into the batch: 16-byte aligned.
+  const uint4* from = reinterpret_cast<const uint4*>(codes + first * m);
+#pragma unroll 4
+  for (std::size_t v = threadIdx.x; v < words / 4; v += kQueryBlock) shared_words[v] = from[v];
+  for (std::size_t i = words / 4 * 4 + threadIdx.x; i < words; i += kQueryBlock) staged[i] = codes[first * m + i];
+  __syncthreads();
+  if (threadIdx.x < here) {
+    const std::uint32_t* c = staged + threadIdx.x * m;
+    const std::uint32_t q = static_cast<std::uint32_t>(first + threadIdx.x);
     DevAgg a = total;
-    std::uint32_t lo = 0, hi = levels[0].nodes;
-    for (int i = 0; i < m && c[i] != kAny; ++i) {
-      const std::uint32_t s = lower_bound(levels[i].key, lo, hi, c[i]);
-      if (s >= hi || levels[i].key[s] != c[i]) {
-        a = empty_agg();
-        break;
+    int depth = 0;
+    while (depth < m && c[depth] != kAny) ++depth;
+    bool popular = true;
+    for (int i = depth + 1; i < m; ++i) popular = popular && c[i] == kAny;
+    if (!popular) {
+      online[atomicAdd(&counters[0], 1ull)] = q;
+    } else {
+      std::uint32_t lo = 0, hi = levels[0].nodes, s = 0;
+      for (int i = 0; i < depth; ++i) {
+        s = lower_bound(levels[i].key, lo, hi, c[i]);
+        if (s >= hi || levels[i].key[s] != c[i]) {
+          depth = -1;
+          break;
+        }
+        if (i + 1 < depth) {
+          lo = levels[i].first_child[s];
+          hi = lo + levels[i].child_count[s];
+        }
       }
-      a = levels[i].aggregate[s];
-      lo = levels[i].first_child[s];
-      hi = lo + levels[i].child_count[s];
+      if (depth < 0) a = empty_agg();
+      else if (depth > 0) a = levels[depth - 1].aggregate[s];
     }
-    out[q] = a;
+    answered[threadIdx.x] = a;
   }
+  __syncthreads();
+  const uint4* tile = reinterpret_cast<const uint4*>(answered);
+  uint4* to = reinterpret_cast<uint4*>(out + first);
+  for (std::size_t v = threadIdx.x; v < here * (sizeof(DevAgg) / 16); v += kQueryBlock) to[v] = tile[v];
 }
 
 // Where an online query's side-link list is: the deepest instantiated
@@ -373,28 +413,47 @@ __device__ __forceinline__ bool matches_above(const std::uint32_t* c, const Leve
   return true;
 }
 
-// Algorithm 4: a block per online query, its threads over the side-link list.
+// Algorithm 4: a block per online query, its threads over the side-link
+// list. The list of online queries is the lookup kernel's, its length on the
+// device (counters[0]), so the grid is sized for the batch, not the list:
+// each block takes the next listed query from a queue (counters[2]) until
+// none is left, so that a block done with a short list takes another while
+// a long one is walked (as the hardware hands out blocks when there is a
+// block a query). A query's codes are read once into shared memory (from
+// pinned host memory, when the batch lies there).
 template <int kThreads>
 __global__ void online_block_per_query(const std::uint32_t* codes, int m, const std::uint32_t* which,
-                                       const LevelView* levels, DevAgg* out, unsigned long long* visited) {
+                                       const LevelView* levels, DevAgg* out, unsigned long long* counters) {
   using Reduce = cub::BlockReduce<DevAgg, kThreads>;
   __shared__ typename Reduce::TempStorage temp;
   __shared__ SideLinkList list;
-  const std::uint32_t q = which[blockIdx.x];
-  const std::uint32_t* c = codes + std::size_t{q} * m;
-  if (threadIdx.x == 0) {
-    list = side_link_list(c, m, levels);
-    atomicAdd(visited, static_cast<unsigned long long>(list.count));
+  __shared__ std::uint32_t c[kMaxDimensions];
+  __shared__ unsigned long long taken;
+  const unsigned long long listed = counters[0];
+  if (listed == 0) return;
+  while (true) {
+    if (threadIdx.x == 0) taken = atomicAdd(&counters[2], 1ull);
+    __syncthreads();
+    const unsigned long long t = taken;
+    if (t >= listed) break;
+    const std::uint32_t q = which[t];
+    for (int d = threadIdx.x; d < m; d += kThreads) c[d] = codes[std::size_t{q} * m + d];
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      list = side_link_list(c, m, levels);
+      atomicAdd(&counters[1], static_cast<unsigned long long>(list.count));
+    }
+    __syncthreads();
+    const LevelView& l = levels[list.deepest];
+    DevAgg a = empty_agg();
+    for (std::uint32_t s = threadIdx.x; s < list.count; s += kThreads) {
+      const std::uint32_t node = l.side_links[list.first + s];
+      if (matches_above(c, levels, list.deepest, list.shallowest, node)) a = MergeAgg()(a, l.aggregate[node]);
+    }
+    const DevAgg total = Reduce(temp).Reduce(a, MergeAgg());
+    if (threadIdx.x == 0) out[q] = total;
+    __syncthreads();  // c, list, taken and temp are the next query's
   }
-  __syncthreads();
-  const LevelView& l = levels[list.deepest];
-  DevAgg a = empty_agg();
-  for (std::uint32_t s = threadIdx.x; s < list.count; s += kThreads) {
-    const std::uint32_t node = l.side_links[list.first + s];
-    if (matches_above(c, levels, list.deepest, list.shallowest, node)) a = MergeAgg()(a, l.aggregate[node]);
-  }
-  const DevAgg total = Reduce(temp).Reduce(a, MergeAgg());
-  if (threadIdx.x == 0) out[q] = total;
 }
 
 // balanced, step 1: each online query's list, its length for the scan.
@@ -513,9 +572,11 @@ struct GpuHTree::Impl {
   DeviceBuffer<std::uint8_t> nulls, diff;
   DeviceBuffer<DevAgg> row_agg;
   DeviceBuffer<int> level_counts;
-  DeviceBuffer<std::uint32_t> query_codes, query_popular, query_online;
+  DeviceBuffer<std::uint32_t> query_codes, query_online;
   DeviceBuffer<DevAgg> query_answers;
-  PinnedBuffer query_in, query_out;
+  // Online queries listed, side-link nodes visited, listed queries taken.
+  DeviceBuffer<unsigned long long> query_counters{3};
+  PinnedBuffer query_in, query_out, query_counts;
   // Kept between operations so that an update allocates nothing once the
   // tree stops growing: the levels being built (swapped with `levels`),
   // the batch's, the old and the merged leaf rows, the search's arrays.
@@ -846,119 +907,126 @@ void GpuHTree::update(const std::vector<std::uint32_t>& cardinalities, const Cod
   I.finish_stages(clock);
 }
 
-std::vector<Aggregate> GpuHTree::query(const QueryBatch& batch, QueryStats* stats) {
+Answers GpuHTree::query(const QueryBatch& batch, QueryStats* stats) {
   Impl& I = *impl_;
   I.ctx.bind();
   const std::size_t n = batch.size();
   const int m = static_cast<int>(batch.dimensions);
-  std::vector<Aggregate> out(n);
+  Answers out(n, batch.codes.get_allocator().resource());
   QueryStats st;
   gpu::StageClock clock(I.s(), I.ctx.events(), I.timing);
   if (n == 0 || I.leaf_count() == 0) {
+    out.fill(Aggregate{});
     if (stats) *stats = st;
     I.stages.clear();
     return out;
   }
   if (m != static_cast<int>(I.levels.size())) throw InputError("a query batch must name every dimension of the tree");
-  // Hybrid batches (§5.3.3): the two kinds apart, each by its kernel, the
-  // answers written in the batch's order.
-  std::vector<std::uint32_t> popular, online;
-  for (std::size_t q = 0; q < n; ++q) (on_popular_path(batch.query(q), m) ? popular : online).push_back(static_cast<std::uint32_t>(q));
-  st.popular_path = popular.size();
-  st.online = online.size();
+  as_items(n);
+  const std::size_t code_bytes = batch.codes.size() * sizeof(std::uint32_t), answer_bytes = n * sizeof(DevAgg);
+  // The batch and its answers in pinned host memory: the batch's own when
+  // it was made there (query_memory()), else staged through the tree's.
+  // (The kernels move 16-byte words: the resource's blocks are page-aligned.)
+  const auto aligned = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
+  const bool in_place = gpu::is_pinned_memory(batch.codes.get_allocator().resource()) &&
+                        aligned(batch.codes.data()) && aligned(out.data());
+  const std::uint32_t* host_codes = batch.codes.data();
+  DevAgg* host_answers = reinterpret_cast<DevAgg*>(out.data());
+  if (!in_place) {
+    I.query_in.reserve(code_bytes);
+    std::memcpy(I.query_in.data(), batch.codes.data(), code_bytes);
+    host_codes = static_cast<const std::uint32_t*>(I.query_in.device_data());
+    I.query_out.reserve(answer_bytes);
+    host_answers = static_cast<DevAgg*>(I.query_out.device_data());
+  }
+  I.query_counts.reserve(2 * sizeof(unsigned long long));
+  // Where the kernels read and write: the pinned memory itself (mapped), or
+  // device copies (copied). balanced reads a query's codes at every visit,
+  // so it reads them from device memory either way.
+  const bool copy_codes = I.knobs.query_io == QueryIo::Copied || I.knobs.online == OnlineKernel::Balanced;
+  const std::uint32_t* codes = host_codes;
+  DevAgg* answers = host_answers;
   clock.start("io");
-  // Buffers kept between batches: a batch allocates nothing once they fit.
-  DeviceBuffer<std::uint32_t>& codes = I.query_codes;
-  DeviceBuffer<std::uint32_t>& which_popular = I.query_popular;
-  DeviceBuffer<std::uint32_t>& which_online = I.query_online;
-  DeviceBuffer<DevAgg>& answers = I.query_answers;
-  // Staged through pinned memory: the copies then run at the bus's speed
-  // instead of through the driver's pageable staging.
-  const std::size_t code_bytes = batch.codes.size() * 4, popular_bytes = popular.size() * 4,
-                    online_bytes = online.size() * 4;
-  I.query_in.reserve(code_bytes + popular_bytes + online_bytes);
-  char* staged = static_cast<char*>(I.query_in.data());
-  std::memcpy(staged, batch.codes.data(), code_bytes);
-  std::memcpy(staged + code_bytes, popular.data(), popular_bytes);
-  std::memcpy(staged + code_bytes + popular_bytes, online.data(), online_bytes);
-  codes.grow(batch.codes.size());
-  which_popular.grow(popular.size());
-  which_online.grow(online.size());
-  GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(codes.data(), staged, code_bytes, cudaMemcpyHostToDevice, I.s()));
-  if (popular_bytes)
-    GPUOLAP_CUDA_CHECK(
-        cudaMemcpyAsync(which_popular.data(), staged + code_bytes, popular_bytes, cudaMemcpyHostToDevice, I.s()));
-  if (online_bytes)
-    GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(which_online.data(), staged + code_bytes + popular_bytes, online_bytes,
-                                       cudaMemcpyHostToDevice, I.s()));
-  answers.grow(n);
+  if (copy_codes) {
+    I.query_codes.grow(batch.codes.size());
+    GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(I.query_codes.data(), host_codes, code_bytes, cudaMemcpyHostToDevice, I.s()));
+    codes = I.query_codes.data();
+  }
+  if (I.knobs.query_io == QueryIo::Copied) {
+    I.query_answers.grow(n);
+    answers = I.query_answers.data();
+  }
+  I.query_online.grow(n);
+  GPUOLAP_CUDA_CHECK(cudaMemsetAsync(I.query_counters.data(), 0, 3 * sizeof(unsigned long long), I.s()));
   clock.stop();
   clock.start("query");
-  if (!popular.empty()) {
-    popular_path_queries<<<grid_for(popular.size()), kBlock, 0, I.s()>>>(codes.data(), m, which_popular.data(),
-                                                                         popular.size(), I.views.data(), I.total,
-                                                                         answers.data());
-    GPUOLAP_CHECK_LAUNCH("popular_path_queries");
-  }
-  if (!online.empty()) {
-    DeviceBuffer<unsigned long long> visited(1);
-    if (I.knobs.online == OnlineKernel::BlockPerQuery) {
-      GPUOLAP_CUDA_CHECK(cudaMemsetAsync(visited.data(), 0, sizeof(unsigned long long), I.s()));
-      const unsigned blocks = static_cast<unsigned>(online.size());
-      switch (I.knobs.block_threads) {
-        case 32:
-          online_block_per_query<32><<<blocks, 32, 0, I.s()>>>(codes.data(), m, which_online.data(), I.views.data(),
-                                                               answers.data(), visited.data());
-          break;
-        case 64:
-          online_block_per_query<64><<<blocks, 64, 0, I.s()>>>(codes.data(), m, which_online.data(), I.views.data(),
-                                                               answers.data(), visited.data());
-          break;
-        case 256:
-          online_block_per_query<256><<<blocks, 256, 0, I.s()>>>(codes.data(), m, which_online.data(), I.views.data(),
-                                                                 answers.data(), visited.data());
-          break;
-        default:
-          online_block_per_query<128><<<blocks, 128, 0, I.s()>>>(codes.data(), m, which_online.data(), I.views.data(),
-                                                                 answers.data(), visited.data());
-      }
-      GPUOLAP_CHECK_LAUNCH("online_block_per_query");
-      st.side_link_nodes = visited.download(1, I.s())[0];
-    } else {
-      const std::size_t k = online.size();
+  popular_path_queries<<<grid_for(n, kQueryBlock), kQueryBlock, popular_path_shared_bytes(m), I.s()>>>(
+      codes, m, n, I.views.data(), I.total, answers, I.query_online.data(), I.query_counters.data());
+  GPUOLAP_CHECK_LAUNCH("popular_path_queries");
+  unsigned long long* counts = static_cast<unsigned long long*>(I.query_counts.data());
+  if (I.knobs.online == OnlineKernel::BlockPerQuery) {
+    // Enough blocks to fill every SM, or one a query when there are fewer;
+    // when the batch has no online query they find an empty list and stop.
+    const unsigned resident = static_cast<unsigned>(I.ctx.multiprocessors()) *
+                              std::min(32u, 2048u / std::max(32u, I.knobs.block_threads));
+    const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>(n, resident));
+    const auto launch = [&](auto kernel, unsigned threads) {
+      kernel<<<blocks, threads, 0, I.s()>>>(codes, m, I.query_online.data(), I.views.data(), answers,
+                                            I.query_counters.data());
+    };
+    switch (I.knobs.block_threads) {
+      case 32: launch(online_block_per_query<32>, 32); break;
+      case 64: launch(online_block_per_query<64>, 64); break;
+      case 256: launch(online_block_per_query<256>, 256); break;
+      default: launch(online_block_per_query<128>, 128);
+    }
+    GPUOLAP_CHECK_LAUNCH("online_block_per_query");
+  } else {
+    // The grid is cut to the batch's visits, which the host must know.
+    GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(counts, I.query_counters.data(), sizeof(unsigned long long),
+                                       cudaMemcpyDeviceToHost, I.s()));
+    GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(I.s()));
+    const std::size_t k = counts[0];
+    if (k) {
+      const std::uint32_t* which = I.query_online.data();
       DeviceBuffer<SideLinkList> lists(k);
       DeviceBuffer<std::uint32_t> lengths(k + 1);
       DeviceBuffer<unsigned long long> offsets(k + 1);
       GPUOLAP_CUDA_CHECK(cudaMemsetAsync(lengths.data() + k, 0, sizeof(std::uint32_t), I.s()));
-      online_lists<<<grid_for(k), kBlock, 0, I.s()>>>(codes.data(), m, which_online.data(), k, I.views.data(),
-                                                      lists.data(), lengths.data());
+      online_lists<<<grid_for(k), kBlock, 0, I.s()>>>(codes, m, which, k, I.views.data(), lists.data(), lengths.data());
       GPUOLAP_CHECK_LAUNCH("online_lists");
       I.cub_call([&](void* t, std::size_t& b) {
         const auto wide = thrust::make_transform_iterator(lengths.data(), Widen{});
         return cub::DeviceScan::ExclusiveSum(t, b, wide, offsets.data(), as_items(k + 1), I.s());
       });
       const unsigned long long visits = offsets.download(k + 1, I.s())[k];
-      st.side_link_nodes = visits;
+      GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(I.query_counters.data() + 1, offsets.data() + k, sizeof(unsigned long long),
+                                         cudaMemcpyDeviceToDevice, I.s()));
       DeviceBuffer<unsigned long long> count(k), min_bits(k), max_bits(k);
       DeviceBuffer<double> sum(k);
       const OnlineSums sums{count.data(), sum.data(), min_bits.data(), max_bits.data()};
       init_online_sums<<<grid_for(k), kBlock, 0, I.s()>>>(sums, k);
       if (visits)
         online_balanced<<<grid_for((visits + kVisits - 1) / kVisits), kBlock, 0, I.s()>>>(
-            codes.data(), m, which_online.data(), k, I.views.data(), lists.data(), offsets.data(), visits, sums);
+            codes, m, which, k, I.views.data(), lists.data(), offsets.data(), visits, sums);
       GPUOLAP_CHECK_LAUNCH("online_balanced");
-      online_finish<<<grid_for(k), kBlock, 0, I.s()>>>(which_online.data(), k, sums, answers.data());
+      online_finish<<<grid_for(k), kBlock, 0, I.s()>>>(which, k, sums, answers);
       GPUOLAP_CHECK_LAUNCH("online_finish");
+      GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(I.s()));  // before the scratch above is freed
     }
   }
   clock.stop();
   clock.start("io");
-  I.query_out.reserve(n * sizeof(DevAgg));
-  GPUOLAP_CUDA_CHECK(
-      cudaMemcpyAsync(I.query_out.data(), answers.data(), n * sizeof(DevAgg), cudaMemcpyDeviceToHost, I.s()));
+  if (answers != host_answers)
+    GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(host_answers, answers, answer_bytes, cudaMemcpyDeviceToHost, I.s()));
+  GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(counts, I.query_counters.data(), 2 * sizeof(unsigned long long),
+                                     cudaMemcpyDeviceToHost, I.s()));
   clock.stop();
   I.finish_stages(clock);
-  std::memcpy(out.data(), I.query_out.data(), n * sizeof(DevAgg));
+  if (!in_place) std::memcpy(out.data(), I.query_out.data(), answer_bytes);
+  st.online = counts[0];
+  st.popular_path = n - st.online;
+  st.side_link_nodes = counts[1];
   if (stats) *stats = st;
   return out;
 }

@@ -25,16 +25,24 @@ enum class SortKeys : std::uint8_t { Packed, PerDimension };
 // batch of uneven lists keeps every SM busy (the load imbalance the paper
 // leaves open).
 enum class OnlineKernel : std::uint8_t { BlockPerQuery, Balanced };
+// Where the query kernels read a batch and write its answers: `mapped`
+// reads the codes and writes the answers in pinned host memory across the
+// bus (zero copy: the transfers overlap the lookups), `copied` copies the
+// codes to device memory before the kernels and the answers back after.
+enum class QueryIo : std::uint8_t { Mapped, Copied };
 
 std::string_view sort_keys_name(SortKeys s);
 SortKeys parse_sort_keys(std::string_view name);
 std::string_view online_kernel_name(OnlineKernel k);
 OnlineKernel parse_online_kernel(std::string_view name);
+std::string_view query_io_name(QueryIo io);
+QueryIo parse_query_io(std::string_view name);
 
 struct GpuKnobs {
   SortKeys sort = SortKeys::Packed;
   OnlineKernel online = OnlineKernel::BlockPerQuery;  // measured faster (bench/results/h100-htree-*)
   unsigned block_threads = 128;  // block-per-query's threads (the paper found 32 best on a G80)
+  QueryIo query_io = QueryIo::Mapped;
 };
 
 // Whether this build has the gpu form and this machine a GPU.
@@ -58,8 +66,10 @@ class GpuHTree {
   void update(const std::vector<std::uint32_t>& cardinalities, const CodedTuples& batch);
   // Answers a batch: on-popular-path queries a thread each (Algorithm 3),
   // the others by online cubing (Algorithm 4, or `balanced`), merged in
-  // the batch's order (§5.3.3).
-  std::vector<Aggregate> query(const QueryBatch& batch, QueryStats* stats = nullptr);
+  // the batch's order (§5.3.3). A batch made in query_memory(Engine::Gpu)
+  // is read where it lies and answered into the same memory; any other is
+  // copied through the tree's own pinned buffers.
+  Answers query(const QueryBatch& batch, QueryStats* stats = nullptr);
   // The levels, header tables and total into `tree` (which keeps its
   // dimensions, dictionaries and tuple count).
   void download(HTree& tree) const;
