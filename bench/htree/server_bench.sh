@@ -5,11 +5,12 @@
 # asked 10K on-popular-path queries and 1K online-cubing queries by POST
 # /htree/query; curl's total time per request, and the server's own, into
 # OUT/server.csv.
-#   server_bench.sh BIN OUT [TUPLES]   (TUPLES default 10M)
+#   server_bench.sh BIN OUT [TUPLES [ENGINES]]   (default 10M, "gpu cpu-parallel")
 set -euo pipefail
 bin="$1"
 out="$2"
 tuples="${3:-10M}"
+engines="${4:-gpu cpu-parallel}"
 work=$(mktemp -d /tmp/htree-server.XXXXXX)
 trap 'kill $(jobs -p) 2>/dev/null || true; rm -rf "$work"' EXIT
 "$bin" generate htree --db "$work/db" --shape "D15C40T$tuples" > /dev/null 2>&1
@@ -39,8 +40,8 @@ with open(f"{w}/online.csv", "w") as f:
             q = ["*"] * 15
         f.write(",".join(q) + "\n")
 PY
-echo "engine,request,run,curl_ms,server_ms,queries,side_link_nodes" > "$out/server.csv"
-for engine in gpu cpu-parallel; do
+echo "engine,request,run,curl_ms,server_ms,queries,side_link_nodes,stages" > "$out/server.csv"
+for engine in $engines; do
   rm -rf "$work/tree"
   "$bin" htree build --db "$work/db" --table "d15c40t$(echo "$tuples" | tr 'A-Z' 'a-z')" --measure m \
     --order d1,d2,d3,d4,d5,d6,d7,d8,d9,d10,d11,d12,d13,d14,d15 --out "$work/tree" --engine "$engine" 2>&1 | tail -1
@@ -59,7 +60,7 @@ for engine in gpu cpu-parallel; do
     curl -s -o "$work/append.json" -w '%{time_total}' -H 'Content-Type: text/csv' --data-binary @"$work/batch$b.csv" \
       "$url/htree/append" > "$work/t"
     ms=$(python3 -c "import json;print(json.load(open('$work/append.json'))['ms'])")
-    echo "$engine,append-100K,$b,$(python3 -c "print($(cat "$work/t")*1000)"),$ms,," >> "$out/server.csv"
+    echo "$engine,append-100K,$b,$(python3 -c "print($(cat "$work/t")*1000)"),$ms,,," >> "$out/server.csv"
     echo "$engine append $b: $(cat "$work/append.json")" >> "$out/append-times.log"
   done
   for kind in popular online; do
@@ -69,7 +70,8 @@ for engine in gpu cpu-parallel; do
         --data-binary @"$work/$kind.csv" "$url/htree/query" > "$work/t"
       sms=$(grep -i "X-HTree-Ms" "$work/h" | tr -d '\r' | awk '{print $2}')
       nodes=$(grep -i "X-HTree-Side-Link-Nodes" "$work/h" | tr -d '\r' | awk '{print $2}')
-      echo "$engine,$kind-$n,$r,$(python3 -c "print($(cat "$work/t")*1000)"),$sms,$n,$nodes" >> "$out/server.csv"
+      stages=$(grep -i "X-HTree-Stages-Ms" "$work/h" | tr -d '\r' | cut -d' ' -f2- | tr -d ' ')
+      echo "$engine,$kind-$n,$r,$(python3 -c "print($(cat "$work/t")*1000)"),$sms,$n,$nodes,$stages" >> "$out/server.csv"
     done
   done
   kill $pid
