@@ -423,6 +423,10 @@ void DurableHTree::checkpoint() {
   next_sequence_ = 1;
 }
 
+void DurableHTree::reserve_for_updates() {
+  if (gpu_) gpu_->reserve_for_updates();
+}
+
 std::vector<std::pair<std::string, double>> DurableHTree::gpu_stages() const {
   return gpu_ ? gpu_->stages() : std::vector<std::pair<std::string, double>>();
 }

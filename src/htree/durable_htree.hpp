@@ -88,6 +88,9 @@ class DurableHTree {
   std::pmr::memory_resource* query_memory() const { return htree::query_memory(engine_); }
   // A new snapshot and an empty log.
   void checkpoint();
+  // On gpu, the device memory the next appends need, made now (a server
+  // calls it once, so that no append pays for allocations); else nothing.
+  void reserve_for_updates();
   std::vector<std::pair<std::string, double>> gpu_stages() const;
   const AppendTimes& last_append() const { return last_append_; }
   void set_gpu_timing(bool on);

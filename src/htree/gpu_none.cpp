@@ -16,6 +16,7 @@ GpuHTree::GpuHTree(int, GpuKnobs) { unavailable(); }
 GpuHTree::~GpuHTree() = default;
 void GpuHTree::build(const std::vector<std::uint32_t>&, const CodedTuples&) { unavailable(); }
 void GpuHTree::upload(const HTree&) { unavailable(); }
+void GpuHTree::reserve_for_updates() { unavailable(); }
 void GpuHTree::update(const std::vector<std::uint32_t>&, const CodedTuples&) { unavailable(); }
 Answers GpuHTree::query(const QueryBatch&, QueryStats*) { unavailable(); }
 void GpuHTree::download(HTree&) const { unavailable(); }

@@ -13,7 +13,10 @@ double ms_since(Clock::time_point t) { return std::chrono::duration<double, std:
 }  // namespace
 
 HTreeApi::HTreeApi(const std::filesystem::path& dir, htree::Engine engine, htree::GpuKnobs knobs)
-    : tree_(dir, engine, knobs), shared_queries_(tree_.engine() == htree::Engine::CpuParallel) {}
+    : tree_(dir, engine, knobs), shared_queries_(tree_.engine() == htree::Engine::CpuParallel) {
+  // The server takes appends: the GPU's room for them is made before the first.
+  tree_.reserve_for_updates();
+}
 
 nlohmann::json HTreeApi::append(const std::string& csv_body) {
   const auto start = Clock::now();

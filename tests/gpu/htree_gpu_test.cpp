@@ -100,6 +100,7 @@ TEST(HTreeGpu, UpdatesEqualCpuSerialsTree) {
           HTree host = shell(small);
           build(host, base, Engine::CpuParallel);
           g.upload(host);
+          if (round % 2) g.reserve_for_updates();  // as the server does
         } else {
           g.build(small, base);
         }

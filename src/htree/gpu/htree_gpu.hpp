@@ -58,8 +58,15 @@ class GpuHTree {
   // A new tree over `tuples`, whose dimension d holds codes below
   // cardinalities[d] (Algorithm 1, with GCHILDREN and HTABLE).
   void build(const std::vector<std::uint32_t>& cardinalities, const CodedTuples& tuples);
-  // The levels of a host tree, uploaded.
+  // The levels of a host tree, uploaded (each array with a quarter's
+  // headroom for the tree's growth).
   void upload(const HTree& tree);
+  // Makes now the room the next updates need, rather than in them: the
+  // levels an update builds (double-buffered with the current ones) and its
+  // scratch, each with a quarter's headroom. About doubles the tree's
+  // device memory; a tree fed batches (the durable tree) calls it once
+  // after loading, so that no append pays for cudaMalloc and cudaFree.
+  void reserve_for_updates();
   // Folds a batch into the tree (Algorithm 2): the batch sorted and folded,
   // each of its tuples searched down the tree, scattered among the leaves,
   // and the levels, roll-up and header tables made again.
