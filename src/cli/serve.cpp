@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <cstdlib>
 #include <iostream>
 #include <thread>
 
@@ -58,6 +59,12 @@ std::string read_token(const std::string& path) {
 }  // namespace
 
 int run_serve(const ServeOptions& o) {
+  // A server loads its kernels when it starts, not at its first request:
+  // CUDA 12 loads a kernel on its first launch (lazy loading), which made a
+  // served H-tree's first append 10 ms slower than the others (20.5 against
+  // 9.9-10.8 ms in the GPU on an H100). Set before any CUDA call; a value
+  // the user set is kept.
+  setenv("CUDA_MODULE_LOADING", "EAGER", 0);
   server::HttpOptions http;
   http.host = o.host;
   http.port = o.port;
