@@ -254,9 +254,9 @@ std::optional<Records> records_by_lines(const std::string& t) {
 
 QueryFile parse_query_csv(const HTree& tree, std::string text, const std::string& where,
                           std::pmr::memory_resource* memory) {
-  QueryFile q;
-  q.text = std::move(text);
-  q.batch.codes = std::pmr::vector<std::uint32_t>(memory);
+  // The batch made in `memory` here: a pmr vector assigned later would keep
+  // the resource it was made with.
+  QueryFile q{std::move(text), {}, {}, QueryBatch{0, std::pmr::vector<std::uint32_t>(memory)}};
   const std::string& t = q.text;
   std::optional<Records> by_lines = records_by_lines(t);
   const bool unquoted = by_lines.has_value();

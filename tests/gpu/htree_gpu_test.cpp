@@ -10,6 +10,7 @@
 
 #include "htree/gpu/htree_gpu.hpp"
 #include "htree/htree.hpp"
+#include "htree/htree_io.hpp"
 #include "htree/htree_cases.hpp"
 
 namespace gpuolap::htree {
@@ -135,7 +136,9 @@ TEST(HTreeGpu, BigHybridBatchesEqualCpuParallel) {
     if (k.sort != SortKeys::Packed) continue;
     GpuHTree g(-1, k);
     g.upload(host);
-    for (const QueryBatch& batch : {q, pinned_copy(q)}) {
+    const QueryBatch pinned = pinned_copy(q);
+    for (const QueryBatch* batch_of : {&q, &pinned}) {
+      const QueryBatch& batch = *batch_of;
       QueryStats st;
       const Answers got = g.query(batch, &st);
       ASSERT_EQ(got.size(), want.size());
@@ -145,6 +148,24 @@ TEST(HTreeGpu, BigHybridBatchesEqualCpuParallel) {
       EXPECT_EQ(st.side_link_nodes, want_st.side_link_nodes);
     }
   }
+}
+
+// A query file read as the server reads it lands in the pinned query memory
+// and is answered there, equal to cpu-parallel.
+TEST(HTreeGpu, AQueryFileIsReadIntoPinnedMemoryAndAnsweredThere) {
+  std::mt19937_64 rng(37);
+  const std::vector<std::uint32_t> cards{3, 4, 5};
+  HTree tree = shell(cards);
+  build(tree, random_tuples(rng, cards, 500, false), Engine::CpuParallel);
+  const QueryFile q = parse_query_csv(tree, "d0,d1,d2\n1,*,*\n*,2,*\n0,1,2\n*,*,*\n", "q.csv", query_memory(Engine::Gpu));
+  EXPECT_EQ(q.batch.codes.get_allocator().resource(), query_memory(Engine::Gpu));
+  GpuHTree g;
+  g.upload(tree);
+  const Answers got = g.query(q.batch);
+  EXPECT_EQ(got.memory(), query_memory(Engine::Gpu));
+  const Answers want = query_levels(tree, q.batch);
+  ASSERT_EQ(got.size(), want.size());
+  for (std::size_t i = 0; i < want.size(); ++i) expect_same(want[i], got[i], "query " + std::to_string(i));
 }
 
 TEST(HTreeGpu, TheEngineInterfaceRunsOnTheGpu) {
