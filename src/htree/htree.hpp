@@ -170,8 +170,8 @@ Engine parse_engine(std::string_view name);
 // A batch's answers, in the batch's order and memory (its resource). Not a
 // std::vector: an engine writes every answer, so the memory is not filled
 // first. On the gpu the kernels write a batch's answers across the bus into
-// pinned memory, and a host pass over those 32 bytes a query beforehand
-// cost a quarter of a 10K batch (measured on an H100).
+// pinned memory; filling those 32 bytes a query on the host beforehand made
+// a 10K batch 0.068 ms instead of 0.053 (measured on an H100).
 class Answers {
  public:
   Answers() = default;
