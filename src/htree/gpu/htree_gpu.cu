@@ -330,6 +330,7 @@ __global__ void fold_found(const DevAgg* agg, const std::uint32_t* rank, const s
 // among the children of the node found above, and answers with the deepest
 // node's aggregate; any other is listed for online cubing (counters[0]
 // counts them), its place in the answers written by that kernel after.
+static_assert(sizeof(DevAgg) % 16 == 0, "the answers leave a block in 16-byte words");
 constexpr int kQueryBlock = 32;  // a warp a block: a 10K batch over every SM (measured 0.050 ms, 0.053 with 128)
 std::size_t popular_path_shared_bytes(int m) {
   return (kQueryBlock * static_cast<std::size_t>(m) + 3) / 4 * 16 + kQueryBlock * sizeof(DevAgg);
@@ -342,7 +343,7 @@ __global__ void popular_path_queries(const std::uint32_t* codes, int m, std::siz
   const std::size_t first = blockIdx.x * std::size_t{kQueryBlock};
   const std::size_t here = n - first < kQueryBlock ? n - first : kQueryBlock;
   const std::size_t words = here * m;
-  // The block's codes start 512 * m bytes into the batch: 16-byte aligned.
+  // The block's codes start 4 * kQueryBlock * m bytes into the batch: 16-byte aligned.
   const uint4* from = reinterpret_cast<const uint4*>(codes + first * m);
 #pragma unroll 4
   for (std::size_t v = threadIdx.x; v < words / 4; v += kQueryBlock) shared_words[v] = from[v];
@@ -855,10 +856,12 @@ void GpuHTree::reserve_for_updates() {
     const DeviceLevel& l = I.levels[i];
     DeviceLevel& s = I.spare[i];
     for (auto* b : {&s.key, &s.parent, &s.first_child, &s.child_count, &s.side_links}) b->grow(l.nodes);
-    for (auto* b : {&s.header_key, &s.header_count, &s.header_first}) b->grow(l.headers);
+    const std::uint32_t bound = std::min<std::uint32_t>(std::max<std::uint32_t>(I.cardinalities[i], 1), l.nodes);
+    for (auto* b : {&s.header_key, &s.header_count, &s.header_first}) b->grow(bound);  // as build_levels sizes them
     s.aggregate.grow(l.nodes);
   }
-  // The update's scratch over the old and the merged leaves.
+  // The update's scratch over the old and the merged leaves. (A batch's own
+  // scratch is the batch's size, made by the first append.)
   I.old.words.grow(n * w);
   I.merged.words.grow(n * w);
   I.merged.aggregate.grow(n);

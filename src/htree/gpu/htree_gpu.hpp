@@ -63,9 +63,11 @@ class GpuHTree {
   void upload(const HTree& tree);
   // Makes now the room the next updates need, rather than in them: the
   // levels an update builds (double-buffered with the current ones) and its
-  // scratch, each with a quarter's headroom. About doubles the tree's
-  // device memory; a tree fed batches (the durable tree) calls it once
-  // after loading, so that no append pays for cudaMalloc and cudaFree.
+  // scratch over the tree's leaves, each with a quarter's headroom (a
+  // batch's own scratch, the batch's size, is made by the first update).
+  // About doubles the tree's device memory, and fails when that does not
+  // fit; a tree fed batches (the server's) calls it once after loading, so
+  // that no append reallocates the tree.
   void reserve_for_updates();
   // Folds a batch into the tree (Algorithm 2): the batch sorted and folded,
   // each of its tuples searched down the tree, scattered among the leaves,
