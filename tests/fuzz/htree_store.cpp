@@ -13,6 +13,7 @@
 #include "gpuolap/error.hpp"
 #include "htree/durable_htree.hpp"
 #include "htree/htree_io.hpp"
+#include "htree/int64_tree.hpp"
 
 using namespace gpuolap;
 using namespace gpuolap::htree;
@@ -26,20 +27,8 @@ void write(const std::filesystem::path& p, const std::string& bytes) {
 // A two-dimension tree of three tuples, stored once; its snapshot's bytes.
 const std::string& valid_snapshot() {
   static const std::string bytes = [] {
-    table::Table t;
-    t.name = "t";
-    table::Column a, b, m;
-    a.name = "a";
-    b.name = "b";
-    m.name = "m";
-    a.int64s = {1, 1, 2};
-    b.int64s = {3, 4, 3};
-    m.int64s = {10, 20, 30};
-    t.columns = {a, b, m};
-    HTree tree = tree_shell(t, {"a", "b"}, "m");
-    build(tree, code_rows(tree, t, "t"), Engine::CpuParallel);
     const auto dir = fuzz::scratch_dir() / "valid";
-    DurableHTree::create(dir, tree, true);
+    testing::create_ab_tree(dir, {1, 1, 2}, {3, 4, 3}, {10, 20, 30});
     std::ifstream in(dir / "htree.snapshot", std::ios::binary);
     return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   }();

@@ -8,6 +8,7 @@
 
 #include "htree/durable_htree.hpp"
 #include "htree/htree_io.hpp"
+#include "htree/int64_tree.hpp"
 #include "server_fixture.hpp"
 #include "table/table.hpp"
 
@@ -20,21 +21,13 @@ class HTreeEndpoint : public ServerTest {
     ServerTest::SetUp();
     htree_ = dir_ / "tree";
     // t(a, b, m): (a, b) = (i % 3, i % 5), m = i, for i = 1..30.
-    table::Table t;
-    t.name = "t";
-    table::Column a, b, m;
-    a.name = "a";
-    b.name = "b";
-    m.name = "m";
+    std::vector<std::int64_t> a, b, m;
     for (int i = 1; i <= 30; ++i) {
-      a.int64s.push_back(i % 3);
-      b.int64s.push_back(i % 5);
-      m.int64s.push_back(i);
+      a.push_back(i % 3);
+      b.push_back(i % 5);
+      m.push_back(i);
     }
-    t.columns = {a, b, m};
-    htree::HTree tree = htree::tree_shell(t, {"a", "b"}, "m");
-    htree::build(tree, htree::code_rows(tree, t, "t"), htree::Engine::CpuParallel);
-    htree::DurableHTree::create(htree_, tree, false);
+    htree::testing::create_ab_tree(htree_, a, b, m);
   }
   Reply query(const std::string& csv) { return post_text("/htree/query", csv); }
 };
