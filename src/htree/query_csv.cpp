@@ -113,10 +113,7 @@ class ValueIndex {
       const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
       if (ec != std::errc() || end != text.data() + text.size())
         throw InputError(fmt::format("'{}' is not an int64", table::clip_for_message(text)));
-      if (!dense_.empty()) {
-        const std::uint64_t at = static_cast<std::uint64_t>(v) - static_cast<std::uint64_t>(dense_low_);
-        return at < dense_.size() ? dense_[at] : kAbsent;
-      }
+      if (!dense_.empty()) return dense_code(static_cast<std::uint64_t>(v));
       const auto it = ints_.find(v);
       return it == ints_.end() ? kAbsent : it->second;
     }
@@ -140,9 +137,7 @@ class ValueIndex {
       while (d < end && static_cast<unsigned char>(*d - '0') < 10 && d - digits < 18) v = v * 10 + (*d++ - '0');
       if (d > digits && (d == end || *d == ',')) {
         p = d;
-        const std::uint64_t value = negative ? std::uint64_t{0} - v : v;
-        const std::uint64_t at = value - static_cast<std::uint64_t>(dense_low_);
-        return at < dense_.size() ? dense_[at] : kAbsent;
+        return dense_code(negative ? std::uint64_t{0} - v : v);
       }
     }
     const char* comma = static_cast<const char*>(std::memchr(field, ',', static_cast<std::size_t>(end - field)));
@@ -153,6 +148,12 @@ class ValueIndex {
  private:
   const Dictionary& dict_;
   std::unordered_map<std::int64_t, std::uint32_t> ints_;
+  // An int64's code in the dense array (its bits, so negatives wrap the same way).
+  std::uint32_t dense_code(std::uint64_t value) const {
+    const std::uint64_t at = value - static_cast<std::uint64_t>(dense_low_);
+    return at < dense_.size() ? dense_[at] : kAbsent;
+  }
+
   std::vector<std::uint32_t> dense_;  // by value - dense_low_, when the range is narrow
   std::int64_t dense_low_ = 0;
   std::unordered_map<std::string_view, std::uint32_t> strings_;
@@ -321,7 +322,9 @@ QueryFile parse_query_csv(const HTree& tree, std::string text, const std::string
         } catch (const InputError& e) {
           problem = fmt::format("column {} ({}): {}", c + 1, header[c].text(), e.what());
         }
-        const std::size_t count = std::count(record.begin(), record.end(), ',') + std::size_t{1};
+        // Counted again only when a value stopped the scan early.
+        const std::size_t count =
+            problem.empty() ? c + 1 : std::count(record.begin(), record.end(), ',') + std::size_t{1};
         if (count != columns) problem = fmt::format("{} fields, the header has {}", count, columns);
       } else if (!split_fields(q.line(q.rows[r]), fields)) {
         problem = "an unbalanced quote";
