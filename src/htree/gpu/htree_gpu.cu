@@ -332,14 +332,14 @@ __global__ void fold_found(const DevAgg* agg, const std::uint32_t* rank, const s
 // counts them), its place in the answers written by that kernel after.
 static_assert(sizeof(DevAgg) % 16 == 0, "the answers leave a block in 16-byte words");
 constexpr int kQueryBlock = 32;  // a warp a block: a 10K batch over every SM (measured 0.050 ms, 0.053 with 128)
-std::size_t popular_path_shared_bytes(int m) {
-  return (kQueryBlock * static_cast<std::size_t>(m) + 3) / 4 * 16 + kQueryBlock * sizeof(DevAgg);
-}
+// A block's shared memory: its queries' codes in 16-byte words, then its answers.
+__host__ __device__ constexpr int staged_code_words(int m) { return (kQueryBlock * m + 3) / 4; }
+std::size_t popular_path_shared_bytes(int m) { return staged_code_words(m) * sizeof(uint4) + kQueryBlock * sizeof(DevAgg); }
 __global__ void popular_path_queries(const std::uint32_t* codes, int m, std::size_t n, const LevelView* levels,
                                      DevAgg total, DevAgg* out, std::uint32_t* online, unsigned long long* counters) {
   extern __shared__ uint4 shared_words[];
   std::uint32_t* staged = reinterpret_cast<std::uint32_t*>(shared_words);
-  DevAgg* answered = reinterpret_cast<DevAgg*>(shared_words + (kQueryBlock * m + 3) / 4);
+  DevAgg* answered = reinterpret_cast<DevAgg*>(shared_words + staged_code_words(m));
   const std::size_t first = blockIdx.x * std::size_t{kQueryBlock};
   const std::size_t here = n - first < kQueryBlock ? n - first : kQueryBlock;
   const std::size_t words = here * m;
