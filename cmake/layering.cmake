@@ -10,7 +10,7 @@ set(GPUOLAP_LAYERS
   "gpuolap_table"
   "gpuolap_gpu_runtime"
   "gpuolap_gpu_primitives"
-  "gpuolap_molap_planning gpuolap_molap_cdp gpuolap_molap_gpu gpuolap_groupby_model gpuolap_groupby_gpu gpuolap_htree_gpu"
+  "gpuolap_molap_planning gpuolap_cdp gpuolap_molap_gpu gpuolap_groupby_model gpuolap_groupby_gpu gpuolap_htree_gpu"
   "gpuolap_cube_model gpuolap_cube_gpu"
   "gpuolap_molap gpuolap_groupby gpuolap_cube gpuolap_htree"
   "gpuolap_olap gpuolap_generate gpuolap_sql"

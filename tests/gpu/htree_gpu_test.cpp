@@ -147,6 +147,26 @@ TEST(HTreeGpu, BigHybridBatchesEqualCpuParallel) {
       EXPECT_EQ(st.popular_path, want_st.popular_path);
       EXPECT_EQ(st.side_link_nodes, want_st.side_link_nodes);
     }
+    // A batch of popular-path queries only (no online grid is launched),
+    // between two hybrid ones: each reports its own counts.
+    QueryBatch popular{cards.size(), {}};
+    std::vector<std::size_t> popular_rows;
+    for (std::size_t i = 0; i < q.size(); ++i)
+      if (on_popular_path(q.query(i), cards.size())) {
+        popular.codes.insert(popular.codes.end(), q.query(i), q.query(i) + cards.size());
+        popular_rows.push_back(i);
+      }
+    ASSERT_GT(popular_rows.size(), 1000u);
+    QueryStats st;
+    const Answers got = g.query(popular, &st);
+    for (std::size_t j = 0; j < popular_rows.size(); ++j)
+      expect_same(want[popular_rows[j]], got[j], "popular-path query " + std::to_string(popular_rows[j]));
+    EXPECT_EQ(st.online, 0u);
+    EXPECT_EQ(st.popular_path, popular_rows.size());
+    EXPECT_EQ(st.side_link_nodes, 0u);
+    g.query(q, &st);
+    EXPECT_EQ(st.online, want_st.online);
+    EXPECT_EQ(st.side_link_nodes, want_st.side_link_nodes);
   }
 }
 

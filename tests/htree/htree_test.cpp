@@ -3,11 +3,13 @@
 // scan of the tuples, after builds and after updates of every kind.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory_resource>
 #include <random>
 #include <set>
 
 #include "gpuolap/error.hpp"
+#include "htree/child_search.hpp"
 #include "htree/htree.hpp"
 #include "htree/htree_io.hpp"
 #include "htree/key_packing.hpp"
@@ -155,6 +157,24 @@ TEST(HTree, PackingKeepsTheTuplesOrder) {
   EXPECT_EQ(p.code(w, 0), 39u);
   EXPECT_EQ(p.code(w, 12), 0u);
   EXPECT_THROW(make_packing({}), InputError);
+}
+
+// The multi-probe search (child_search.hpp) answers as a binary search does
+// over runs of every length up to a few rounds of probes, for each key
+// present and for keys below, between and above them.
+TEST(HTree, FindChildAnswersAsABinarySearch) {
+  std::mt19937_64 rng(11);
+  for (std::uint32_t len = 0; len <= 3 * kChildProbes * kChildProbes; ++len) {
+    std::set<std::uint32_t> unique;
+    while (unique.size() < len + 10) unique.insert(1 + static_cast<std::uint32_t>(rng() % (4 * len + 40)) * 2);
+    const std::vector<std::uint32_t> keys(unique.begin(), unique.end());
+    const std::uint32_t lo = 5, hi = lo + len;  // a run inside the array, as siblings are
+    for (std::uint32_t key = 0; key <= keys[hi + 1] + 1; ++key) {
+      const auto it = std::lower_bound(keys.begin() + lo, keys.begin() + hi, key);
+      const std::uint32_t want = it != keys.begin() + hi && *it == key ? static_cast<std::uint32_t>(it - keys.begin()) : hi;
+      ASSERT_EQ(find_child(keys.data(), lo, hi, key), want) << "run of " << len << ", key " << key;
+    }
+  }
 }
 
 TEST(HTree, OnlyPrefixesAreOnThePopularPath) {

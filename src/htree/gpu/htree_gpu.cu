@@ -39,29 +39,15 @@
 #include "gpu/runtime/pinned_memory.hpp"
 #include "gpu/runtime/stage_clock.cuh"
 #include "gpuolap/error.hpp"
+#include "htree/gpu/device_tree.cuh"
 #include "htree/gpu/htree_gpu.hpp"
+#include "htree/gpu/query_kernels.cuh"
 #include "htree/key_packing.hpp"
 
 namespace gpuolap::htree {
 namespace {
 
 using gpuolap::DeviceBuffer;
-
-// Aggregate's layout without its host initializers, for device code.
-struct DevAgg {
-  unsigned long long count;
-  double sum, min, max;
-};
-static_assert(sizeof(DevAgg) == sizeof(Aggregate) && offsetof(DevAgg, sum) == offsetof(Aggregate, sum) &&
-              offsetof(DevAgg, min) == offsetof(Aggregate, min) && offsetof(DevAgg, max) == offsetof(Aggregate, max));
-
-__host__ __device__ __forceinline__ DevAgg empty_agg() { return {0ull, 0.0, HUGE_VAL, -HUGE_VAL}; }
-
-struct MergeAgg {
-  __host__ __device__ __forceinline__ DevAgg operator()(const DevAgg& a, const DevAgg& b) const {
-    return {a.count + b.count, a.sum + b.sum, a.min < b.min ? a.min : b.min, a.max > b.max ? a.max : b.max};
-  }
-};
 
 // Unsigned words in the order of the doubles (for atomicMin/atomicMax).
 __device__ __forceinline__ unsigned long long order_bits(double d) {
@@ -76,21 +62,6 @@ constexpr int kBlock = 256;
 unsigned grid_for(std::size_t items, int block = kBlock) {
   return static_cast<unsigned>(std::clamp<std::size_t>((items + block - 1) / block, 1, 1u << 30));
 }
-
-// One level as the query and update kernels read it.
-struct LevelView {
-  const std::uint32_t* key;
-  const std::uint32_t* parent;
-  const std::uint32_t* first_child;
-  const std::uint32_t* child_count;
-  const DevAgg* aggregate;
-  const std::uint32_t* side_links;
-  const std::uint32_t* header_key;
-  const std::uint32_t* header_count;
-  const std::uint32_t* header_first;
-  std::uint32_t nodes;
-  std::uint32_t headers;
-};
 
 // ---- kernels ----
 
@@ -239,16 +210,6 @@ __global__ void old_leaf_words(const LevelView* levels, int m, std::size_t n, Ke
   }
 }
 
-// The lower bound of key among keys[lo, hi).
-__device__ __forceinline__ std::uint32_t lower_bound(const std::uint32_t* keys, std::uint32_t lo, std::uint32_t hi,
-                                                     std::uint32_t key) {
-  while (lo < hi) {
-    const std::uint32_t mid = lo + (hi - lo) / 2;
-    if (keys[mid] < key) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
 
 // Algorithm 2's search: each new leaf row down the tree, by binary search
 // among the children of the node matched above. rank: its place among the
@@ -318,142 +279,6 @@ __global__ void fold_found(const DevAgg* agg, const std::uint32_t* rank, const s
     if (inserted_flag[e]) continue;
     const std::size_t to = rank[e] + upper_bound(inserted_rank, inserted, rank[e]);
     out_agg[to] = MergeAgg()(out_agg[to], agg[e]);
-  }
-}
-
-// Algorithm 3 over a hybrid batch (§5.3.3), a thread per query. The block's
-// queries come into shared memory and its answers leave it in 16-byte
-// words, so that each warp moves whole 128-byte lines: when the batch and
-// its answers lie in pinned host memory these are the bus's transactions
-// (a thread's own 8-byte fields, 32 bytes apart, would each be one). A
-// query on the popular path walks down the tree, binary-searching its code
-// among the children of the node found above, and answers with the deepest
-// node's aggregate; any other is listed for online cubing (counters[0]
-// counts them), its place in the answers written by that kernel after.
-static_assert(sizeof(DevAgg) % 16 == 0, "the answers leave a block in 16-byte words");
-constexpr int kQueryBlock = 32;  // a warp a block: a 10K batch over every SM (measured 0.050 ms, 0.053 with 128)
-// A block's shared memory: its queries' codes in 16-byte words, then its answers.
-__host__ __device__ constexpr int staged_code_words(int m) { return (kQueryBlock * m + 3) / 4; }
-std::size_t popular_path_shared_bytes(int m) { return staged_code_words(m) * sizeof(uint4) + kQueryBlock * sizeof(DevAgg); }
-__global__ void popular_path_queries(const std::uint32_t* codes, int m, std::size_t n, const LevelView* levels,
-                                     DevAgg total, DevAgg* out, std::uint32_t* online, unsigned long long* counters) {
-  extern __shared__ uint4 shared_words[];
-  std::uint32_t* staged = reinterpret_cast<std::uint32_t*>(shared_words);
-  DevAgg* answered = reinterpret_cast<DevAgg*>(shared_words + staged_code_words(m));
-  const std::size_t first = blockIdx.x * std::size_t{kQueryBlock};
-  const std::size_t here = n - first < kQueryBlock ? n - first : kQueryBlock;
-  const std::size_t words = here * m;
-  // The block's codes start 4 * kQueryBlock * m bytes into the batch: 16-byte aligned.
-  const uint4* from = reinterpret_cast<const uint4*>(codes + first * m);
-#pragma unroll 4
-  for (std::size_t v = threadIdx.x; v < words / 4; v += kQueryBlock) shared_words[v] = from[v];
-  for (std::size_t i = words / 4 * 4 + threadIdx.x; i < words; i += kQueryBlock) staged[i] = codes[first * m + i];
-  __syncthreads();
-  if (threadIdx.x < here) {
-    const std::uint32_t* c = staged + threadIdx.x * m;
-    const std::uint32_t q = static_cast<std::uint32_t>(first + threadIdx.x);
-    DevAgg a = total;
-    int depth = 0;
-    while (depth < m && c[depth] != kAny) ++depth;
-    bool popular = true;
-    for (int i = depth + 1; i < m; ++i) popular = popular && c[i] == kAny;
-    if (!popular) {
-      online[atomicAdd(&counters[0], 1ull)] = q;
-    } else {
-      std::uint32_t lo = 0, hi = levels[0].nodes, s = 0;
-      for (int i = 0; i < depth; ++i) {
-        s = lower_bound(levels[i].key, lo, hi, c[i]);
-        if (s >= hi || levels[i].key[s] != c[i]) {
-          depth = -1;
-          break;
-        }
-        if (i + 1 < depth) {
-          lo = levels[i].first_child[s];
-          hi = lo + levels[i].child_count[s];
-        }
-      }
-      if (depth < 0) a = empty_agg();
-      else if (depth > 0) a = levels[depth - 1].aggregate[s];
-    }
-    answered[threadIdx.x] = a;
-  }
-  __syncthreads();
-  const uint4* tile = reinterpret_cast<const uint4*>(answered);
-  uint4* to = reinterpret_cast<uint4*>(out + first);
-  for (std::size_t v = threadIdx.x; v < here * (sizeof(DevAgg) / 16); v += kQueryBlock) to[v] = tile[v];
-}
-
-// Where an online query's side-link list is: the deepest instantiated
-// level's header entry for the query's value (count 0: none).
-struct SideLinkList {
-  int deepest, shallowest;
-  std::uint32_t first, count;
-};
-__device__ __forceinline__ SideLinkList side_link_list(const std::uint32_t* c, int m, const LevelView* levels) {
-  SideLinkList s{m - 1, 0, 0, 0};
-  while (s.deepest > 0 && c[s.deepest] == kAny) --s.deepest;
-  while (s.shallowest < s.deepest && c[s.shallowest] == kAny) ++s.shallowest;
-  const LevelView& l = levels[s.deepest];
-  const std::uint32_t h = lower_bound(l.header_key, 0, l.headers, c[s.deepest]);
-  if (h < l.headers && l.header_key[h] == c[s.deepest]) {
-    s.first = l.header_first[h];
-    s.count = l.header_count[h];
-  }
-  return s;
-}
-
-// Whether side-link node `node` of level f matches the instantiated
-// dimensions above it (walking up to the shallowest one only).
-__device__ __forceinline__ bool matches_above(const std::uint32_t* c, const LevelView* levels, int f, int shallowest,
-                                              std::uint32_t node) {
-  std::uint32_t up = levels[f].parent[node];
-  for (int j = f - 1; j >= shallowest; --j) {
-    if (c[j] != kAny && levels[j].key[up] != c[j]) return false;
-    up = levels[j].parent[up];
-  }
-  return true;
-}
-
-// Algorithm 4: a block per online query, its threads over the side-link
-// list. The list of online queries is the lookup kernel's, its length on the
-// device (counters[0]), so the grid is sized for the batch, not the list:
-// each block takes the next listed query from a queue (counters[2]) until
-// none is left, so that a block done with a short list takes another while
-// a long one is walked (as the hardware hands out blocks when there is a
-// block a query). A query's codes are read once into shared memory (from
-// pinned host memory, when the batch lies there).
-template <int kThreads>
-__global__ void online_block_per_query(const std::uint32_t* codes, int m, const std::uint32_t* which,
-                                       const LevelView* levels, DevAgg* out, unsigned long long* counters) {
-  using Reduce = cub::BlockReduce<DevAgg, kThreads>;
-  __shared__ typename Reduce::TempStorage temp;
-  __shared__ SideLinkList list;
-  __shared__ std::uint32_t c[kMaxDimensions];
-  __shared__ unsigned long long taken;
-  const unsigned long long listed = counters[0];
-  if (listed == 0) return;
-  while (true) {
-    if (threadIdx.x == 0) taken = atomicAdd(&counters[2], 1ull);
-    __syncthreads();
-    const unsigned long long t = taken;
-    if (t >= listed) break;
-    const std::uint32_t q = which[t];
-    for (int d = threadIdx.x; d < m; d += kThreads) c[d] = codes[std::size_t{q} * m + d];
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      list = side_link_list(c, m, levels);
-      atomicAdd(&counters[1], static_cast<unsigned long long>(list.count));
-    }
-    __syncthreads();
-    const LevelView& l = levels[list.deepest];
-    DevAgg a = empty_agg();
-    for (std::uint32_t s = threadIdx.x; s < list.count; s += kThreads) {
-      const std::uint32_t node = l.side_links[list.first + s];
-      if (matches_above(c, levels, list.deepest, list.shallowest, node)) a = MergeAgg()(a, l.aggregate[node]);
-    }
-    const DevAgg total = Reduce(temp).Reduce(a, MergeAgg());
-    if (threadIdx.x == 0) out[q] = total;
-    __syncthreads();  // c, list, taken and temp are the next query's
   }
 }
 
@@ -575,8 +400,10 @@ struct GpuHTree::Impl {
   DeviceBuffer<int> level_counts;
   DeviceBuffer<std::uint32_t> query_codes, query_online;
   DeviceBuffer<DevAgg> query_answers;
-  // Online queries listed, side-link nodes visited, listed queries taken.
-  DeviceBuffer<unsigned long long> query_counters{3};
+  // The query kernels' counters (query_kernels.cuh): zero between batches
+  // once zeroed, which a batch that did not finish leaves undone.
+  DeviceBuffer<unsigned long long> query_counters{kQueryCounters};
+  bool query_counters_zero = false;
   PinnedBuffer query_in, query_out, query_counts;
   // Kept between operations so that an update allocates nothing once the
   // tree stops growing: the levels being built (swapped with `levels`),
@@ -597,6 +424,14 @@ struct GpuHTree::Impl {
     std::size_t bytes = 0;
     GPUOLAP_CUDA_CHECK(f(nullptr, bytes));
     GPUOLAP_CUDA_CHECK(f(ctx.scratch(bytes), bytes));
+  }
+
+  // The query kernels' report, once the stream has finished.
+  static void check_reported(const QueryCounts& c) {
+    if (!c.reported) throw GpuError("the gpu H-tree's query kernels finished without reporting their counts");
+    if (c.launch_error)
+      throw GpuError(std::string("the gpu H-tree could not launch its online-cubing grid from the device: ") +
+                          cudaGetErrorString(static_cast<cudaError_t>(c.launch_error)));
   }
 
   void finish_stages(gpu::StageClock& clock) {
@@ -972,11 +807,12 @@ Answers GpuHTree::query(const QueryBatch& batch, QueryStats* stats) {
     I.query_out.reserve(answer_bytes);
     host_answers = static_cast<DevAgg*>(I.query_out.device_data());
   }
-  I.query_counts.reserve(2 * sizeof(unsigned long long));
+  I.query_counts.reserve(sizeof(QueryCounts));
   // Where the kernels read and write: the pinned memory itself (mapped), or
   // device copies (copied). balanced reads a query's codes at every visit,
   // so it reads them from device memory either way.
-  const bool copy_codes = I.knobs.query_io == QueryIo::Copied || I.knobs.online == OnlineKernel::Balanced;
+  const bool balanced = I.knobs.online == OnlineKernel::Balanced;
+  const bool copy_codes = I.knobs.query_io == QueryIo::Copied || balanced;
   const std::uint32_t* codes = host_codes;
   DevAgg* answers = host_answers;
   clock.start("io");
@@ -990,36 +826,30 @@ Answers GpuHTree::query(const QueryBatch& batch, QueryStats* stats) {
     answers = I.query_answers.data();
   }
   I.query_online.grow(n);
-  GPUOLAP_CUDA_CHECK(cudaMemsetAsync(I.query_counters.data(), 0, 3 * sizeof(unsigned long long), I.s()));
+  if (!I.query_counters_zero)
+    GPUOLAP_CUDA_CHECK(cudaMemsetAsync(I.query_counters.data(), 0, kQueryCounters * sizeof(unsigned long long), I.s()));
+  I.query_counters_zero = false;  // until the batch has reported
+  auto* counts = static_cast<QueryCounts*>(I.query_counts.data());
+  counts->reported = 0;
   clock.stop();
   clock.start("query");
-  popular_path_queries<<<grid_for(n, kQueryBlock), kQueryBlock, popular_path_shared_bytes(m), I.s()>>>(
-      codes, m, n, I.views.data(), I.total, answers, I.query_online.data(), I.query_counters.data());
+  // block-per-query's grid: enough blocks to fill every SM, or one a query
+  // when there are fewer (launched from the device, and only when the
+  // batch has online queries). balanced's grid is cut to the batch's
+  // visits, which the host learns once the lookups have listed the queries.
+  HybridQueries q{codes, m, n, I.views.data(), I.total, answers, I.query_online.data(), I.query_counters.data(),
+                  static_cast<QueryCounts*>(I.query_counts.device_data()), 0, 0};
+  if (!balanced) {
+    q.online_threads = I.knobs.block_threads;
+    q.online_blocks = static_cast<unsigned>(I.ctx.multiprocessors()) * std::min(32u, 2048u / std::max(32u, q.online_threads));
+  }
+  launch_hybrid_queries(q, I.s());
   GPUOLAP_CHECK_LAUNCH("popular_path_queries");
-  unsigned long long* counts = static_cast<unsigned long long*>(I.query_counts.data());
-  if (I.knobs.online == OnlineKernel::BlockPerQuery) {
-    // Enough blocks to fill every SM, or one a query when there are fewer;
-    // when the batch has no online query they find an empty list and stop.
-    const unsigned resident = static_cast<unsigned>(I.ctx.multiprocessors()) *
-                              std::min(32u, 2048u / std::max(32u, I.knobs.block_threads));
-    const unsigned blocks = static_cast<unsigned>(std::min<std::size_t>(n, resident));
-    const auto launch = [&](auto kernel, unsigned threads) {
-      kernel<<<blocks, threads, 0, I.s()>>>(codes, m, I.query_online.data(), I.views.data(), answers,
-                                            I.query_counters.data());
-    };
-    switch (I.knobs.block_threads) {
-      case 32: launch(online_block_per_query<32>, 32); break;
-      case 64: launch(online_block_per_query<64>, 64); break;
-      case 256: launch(online_block_per_query<256>, 256); break;
-      default: launch(online_block_per_query<128>, 128);
-    }
-    GPUOLAP_CHECK_LAUNCH("online_block_per_query");
-  } else {
-    // The grid is cut to the batch's visits, which the host must know.
-    GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(counts, I.query_counters.data(), sizeof(unsigned long long),
-                                       cudaMemcpyDeviceToHost, I.s()));
+  unsigned long long side_link_nodes = 0;
+  if (balanced) {
     GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(I.s()));
-    const std::size_t k = counts[0];
+    I.check_reported(*counts);
+    const std::size_t k = counts->online;
     if (k) {
       const std::uint32_t* which = I.query_online.data();
       DeviceBuffer<SideLinkList> lists(k);
@@ -1033,8 +863,7 @@ Answers GpuHTree::query(const QueryBatch& batch, QueryStats* stats) {
         return cub::DeviceScan::ExclusiveSum(t, b, wide, offsets.data(), as_items(k + 1), I.s());
       });
       const unsigned long long visits = offsets.download(k + 1, I.s())[k];
-      GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(I.query_counters.data() + 1, offsets.data() + k, sizeof(unsigned long long),
-                                         cudaMemcpyDeviceToDevice, I.s()));
+      side_link_nodes = visits;
       DeviceBuffer<unsigned long long> count(k), min_bits(k), max_bits(k);
       DeviceBuffer<double> sum(k);
       const OnlineSums sums{count.data(), sum.data(), min_bits.data(), max_bits.data()};
@@ -1049,17 +878,21 @@ Answers GpuHTree::query(const QueryBatch& batch, QueryStats* stats) {
     }
   }
   clock.stop();
-  clock.start("io");
-  if (answers != host_answers)
+  if (answers != host_answers) {
+    clock.start("io");
     GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(host_answers, answers, answer_bytes, cudaMemcpyDeviceToHost, I.s()));
-  GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(counts, I.query_counters.data(), 2 * sizeof(unsigned long long),
-                                     cudaMemcpyDeviceToHost, I.s()));
-  clock.stop();
+    clock.stop();
+  }
   I.finish_stages(clock);
+  if (!balanced) {
+    I.check_reported(*counts);
+    side_link_nodes = counts->side_link_nodes;
+  }
+  I.query_counters_zero = true;
   if (!in_place) std::memcpy(out.data(), I.query_out.data(), answer_bytes);
-  st.online = counts[0];
+  st.online = counts->online;
   st.popular_path = n - st.online;
-  st.side_link_nodes = counts[1];
+  st.side_link_nodes = side_link_nodes;
   if (stats) *stats = st;
   return out;
 }
