@@ -7,7 +7,10 @@
 //                       bandwidth measured here;
 //   online cubing       side-link node visits per second beside the GPU's
 //                       measured rate of dependent random 4-byte reads (the
-//                       walk up from a node reads a key and a parent a level).
+//                       walk up from a node reads a key and a parent a level);
+//   popular-path batch  answered in place: its bytes moved across the bus by
+//                       a kernel of the lookup's shape that does nothing
+//                       else, with the launch and the wait (limits.cu).
 // Figures (--figures, comma-separated; default all):
 //   fig1   build: D15C160 T100K-1M; D6-18 C160 T400K; D15 C20-320 T400K
 //   fig2   update of a D15C40T300K tree with 50K-300K tuples; D6-18 and
@@ -258,9 +261,19 @@ void bench_queries(const std::string& figure, const std::string& shape, bool pop
     g.set_timing(true);
     g.query(*v.batch, &st);
     const double visits_per_s = st.side_link_nodes / (ms * 1e-3);
-    row(figure, shape, op, v.engine, ms, 0,
-        fmt::format("visits={};visits_per_s={:.3g};random_reads_per_s={:.3g};best_ms={:.4f};{}", st.side_link_nodes,
-                    visits_per_s, limits.random_reads_gs * 1e9, times.front(), stage_text(g.stages())));
+    // A popular-path batch answered in place has the floor of its bytes
+    // moved across the bus (and the launch and wait); beside it, what the
+    // same would take with 2-byte codes.
+    const bool floored = popular && v.io == QueryIo::Mapped && v.batch == &pinned;
+    const std::size_t answer_bytes = sizeof(Aggregate);
+    const double floor_ms = floored ? in_place_floor_ms(q.size(), q.dimensions * 4, answer_bytes) : 0;
+    const std::string floors =
+        floored ? fmt::format("floor_2byte_codes_ms={:.4f};empty_launch_ms={:.4f};",
+                              in_place_floor_ms(q.size(), q.dimensions * 2, answer_bytes), empty_launch_ms())
+                : "";
+    row(figure, shape, op, v.engine, ms, floor_ms,
+        fmt::format("visits={};visits_per_s={:.3g};random_reads_per_s={:.3g};best_ms={:.4f};{}{}", st.side_link_nodes,
+                    visits_per_s, limits.random_reads_gs * 1e9, times.front(), floors, stage_text(g.stages())));
   }
 }
 

@@ -3,6 +3,9 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <functional>
 #include <random>
 #include <vector>
 
@@ -29,7 +32,59 @@ __global__ void chase(const std::uint32_t* next, std::size_t threads, int steps,
   if (at == 0xffffffffu) *sink = at;
 }
 
+// A block's 32 queries: codes in, answers out, through shared memory in
+// 16-byte words, as the lookup kernel moves them (the answers made from
+// the codes read, so that the reads are not dropped).
+__global__ void move_batch(const uint4* codes, std::size_t code_words, uint4* answers, std::size_t answer_words) {
+  extern __shared__ uint4 staged[];
+  const std::size_t first_code = blockIdx.x * code_words, first_answer = blockIdx.x * answer_words;
+  for (std::size_t v = threadIdx.x; v < code_words; v += blockDim.x) staged[v] = codes[first_code + v];
+  __syncthreads();
+  for (std::size_t v = threadIdx.x; v < answer_words; v += blockDim.x) {
+    const uint4 c = staged[v % code_words];
+    answers[first_answer + v] = make_uint4(c.x ^ c.w, c.y, c.z, c.w ^ v);
+  }
+}
+
+__global__ void empty_kernel() {}
+
+double host_median_ms(int runs, const std::function<void()>& launch_and_wait) {
+  std::vector<double> t;
+  for (int i = 0; i < runs; ++i) {
+    const auto s = std::chrono::steady_clock::now();
+    launch_and_wait();
+    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
 }  // namespace
+
+double in_place_floor_ms(std::size_t n, std::size_t code_bytes, std::size_t answer_bytes) {
+  constexpr std::size_t kQueries = 32;
+  const std::size_t blocks = (n + kQueries - 1) / kQueries;
+  const std::size_t code_words = (kQueries * code_bytes + 15) / 16, answer_words = (kQueries * answer_bytes + 15) / 16;
+  void *codes = nullptr, *answers = nullptr;
+  GPUOLAP_CUDA_CHECK(cudaHostAlloc(&codes, blocks * code_words * 16, cudaHostAllocMapped | cudaHostAllocPortable));
+  GPUOLAP_CUDA_CHECK(cudaHostAlloc(&answers, blocks * answer_words * 16, cudaHostAllocMapped | cudaHostAllocPortable));
+  std::memset(codes, 1, blocks * code_words * 16);
+  const double ms = host_median_ms(101, [&] {
+    move_batch<<<blocks, kQueries, code_words * 16>>>(static_cast<const uint4*>(codes), code_words,
+                                                       static_cast<uint4*>(answers), answer_words);
+    GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(0));
+  });
+  GPUOLAP_CUDA_CHECK(cudaFreeHost(codes));
+  GPUOLAP_CUDA_CHECK(cudaFreeHost(answers));
+  return ms;
+}
+
+double empty_launch_ms() {
+  return host_median_ms(101, [] {
+    empty_kernel<<<1, 32>>>();
+    GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(0));
+  });
+}
 
 Limits measure_limits() {
   Limits l;
