@@ -28,7 +28,9 @@
 //          D15C40T10M, the gpu's ways of taking a batch side by side: made in
 //          its pinned query memory (gpu: read and answered in place), a plain
 //          vector (gpu-pageable: copied through the tree's pinned buffers),
-//          copied to device memory around the kernels (gpu-copied)
+//          copied to device memory around the kernels (gpu-copied); and
+//          in place, walking every level (gpu-walk: Algorithm 3 as the paper
+//          has it) rather than jumping to a single leaf (gpu)
 //   online (only when named) 10K online-cubing queries on D15C40T600K
 // Times are medians of --reps runs after a warm-up (11 at least for
 // popular-path batches, which take well under a millisecond); the GPU's
@@ -231,10 +233,12 @@ void bench_queries(const std::string& figure, const std::string& shape, bool pop
     OnlineKernel online;
     QueryIo io;
     const QueryBatch* batch;
+    PathLookup path = PathLookup::LeafJump;
   };
   std::vector<Variant> variants;
   if (popular) {
     variants = {{"gpu", OnlineKernel::BlockPerQuery, QueryIo::Mapped, &pinned},
+                {"gpu-walk", OnlineKernel::BlockPerQuery, QueryIo::Mapped, &pinned, PathLookup::Walk},
                 {"gpu-pageable", OnlineKernel::BlockPerQuery, QueryIo::Mapped, &q},
                 {"gpu-copied", OnlineKernel::BlockPerQuery, QueryIo::Copied, &pinned}};
   } else {
@@ -245,6 +249,7 @@ void bench_queries(const std::string& figure, const std::string& shape, bool pop
     GpuKnobs knobs;
     knobs.online = v.online;
     knobs.query_io = v.io;
+    knobs.path_lookup = v.path;
     knobs.block_threads = v.online == OnlineKernel::BlockPerQuery ? 32 : 128;  // 32: the paper's best for online cubing
     GpuHTree g(-1, knobs);
     g.upload(host);
@@ -264,12 +269,13 @@ void bench_queries(const std::string& figure, const std::string& shape, bool pop
     // A popular-path batch answered in place has the floor of its bytes
     // moved across the bus (and the launch and wait); beside it, what the
     // same would take with 2-byte codes.
-    const bool floored = popular && v.io == QueryIo::Mapped && v.batch == &pinned;
+    const bool floored = popular && v.io == QueryIo::Mapped && v.batch == &pinned && v.path == PathLookup::LeafJump;
     const std::size_t answer_bytes = sizeof(Aggregate);
     const double floor_ms = floored ? in_place_floor_ms(q.size(), q.dimensions * 4, answer_bytes) : 0;
     const std::string floors =
-        floored ? fmt::format("floor_2byte_codes_ms={:.4f};empty_launch_ms={:.4f};",
-                              in_place_floor_ms(q.size(), q.dimensions * 2, answer_bytes), empty_launch_ms())
+        floored ? fmt::format("floor_2byte_codes_ms={:.4f};empty_launch_ms={:.4f};flagged_launch_ms={:.4f};",
+                              in_place_floor_ms(q.size(), q.dimensions * 2, answer_bytes), empty_launch_ms(),
+                              flagged_launch_ms())
                 : "";
     row(figure, shape, op, v.engine, ms, floor_ms,
         fmt::format("visits={};visits_per_s={:.3g};random_reads_per_s={:.3g};best_ms={:.4f};{}{}", st.side_link_nodes,

@@ -48,6 +48,8 @@ __global__ void move_batch(const uint4* codes, std::size_t code_words, uint4* an
 
 __global__ void empty_kernel() {}
 
+__global__ void raise_flag(volatile int* flag) { *flag = 1; }
+
 double host_median_ms(int runs, const std::function<void()>& launch_and_wait) {
   std::vector<double> t;
   for (int i = 0; i < runs; ++i) {
@@ -84,6 +86,21 @@ double empty_launch_ms() {
     empty_kernel<<<1, 32>>>();
     GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(0));
   });
+}
+
+double flagged_launch_ms() {
+  int* flag = nullptr;
+  GPUOLAP_CUDA_CHECK(cudaHostAlloc(&flag, sizeof(int), cudaHostAllocMapped));
+  volatile int* seen = flag;
+  const double ms = host_median_ms(101, [&] {
+    *seen = 0;
+    raise_flag<<<1, 1>>>(flag);
+    while (!*seen) {
+    }
+  });
+  GPUOLAP_CUDA_CHECK(cudaDeviceSynchronize());
+  GPUOLAP_CUDA_CHECK(cudaFreeHost(flag));
+  return ms;
 }
 
 Limits measure_limits() {

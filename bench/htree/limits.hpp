@@ -14,5 +14,8 @@ Limits measure_limits();
 // the same way, and the host's wait for it, timed on the host as a query
 // is (median of 101). code_bytes and answer_bytes are a query's.
 double in_place_floor_ms(std::size_t n, std::size_t code_bytes, std::size_t answer_bytes);
-// A launch of an empty kernel and the host's wait for it (median of 101).
+// A launch of an empty kernel and the host's wait for the stream (median of 101).
 double empty_launch_ms();
+// A launch of a kernel that raises a flag in mapped memory, and the host's
+// watch for the flag (median of 101): how the query path waits.
+double flagged_launch_ms();

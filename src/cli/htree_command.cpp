@@ -26,6 +26,7 @@ htree::GpuKnobs knobs_of(const HTreeKnobOptions& o) {
     throw InputError(fmt::format("--block-threads must be 32, 64, 128 or 256, not {}", o.block_threads));
   k.block_threads = o.block_threads;
   k.query_io = htree::parse_query_io(o.query_io);
+  k.path_lookup = htree::parse_path_lookup(o.path_lookup);
   return k;
 }
 

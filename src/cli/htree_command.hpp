@@ -12,6 +12,7 @@ struct HTreeKnobOptions {
   std::string online = "block-per-query";
   unsigned block_threads = 128;
   std::string query_io = "mapped";
+  std::string path_lookup = "leaf-jump";
   bool timing = false;
 };
 

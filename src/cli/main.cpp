@@ -460,6 +460,10 @@ int main(int argc, char** argv) {
                     "gpu: mapped (kernels read the queries and write the answers in pinned host memory) or copied "
                     "(copies to and from device memory around the kernels)")
           ->capture_default_str();
+      c->add_option("--path-lookup", k.path_lookup,
+                    "gpu popular-path queries: walk (down every level, Algorithm 3) or leaf-jump (from the first node "
+                    "with a single leaf below, the rest of the query compared with that leaf)")
+          ->capture_default_str();
     }
     c->add_flag("--timing", k.timing, "Print the time of each stage on stderr");
   };

@@ -85,6 +85,7 @@ namespace {
 constexpr std::string_view kSortNames[] = {"packed", "per-dimension"};
 constexpr std::string_view kOnlineNames[] = {"block-per-query", "balanced"};
 constexpr std::string_view kQueryIoNames[] = {"mapped", "copied"};
+constexpr std::string_view kPathLookupNames[] = {"walk", "leaf-jump"};
 }  // namespace
 
 std::string_view sort_keys_name(SortKeys s) { return kSortNames[static_cast<int>(s)]; }
@@ -106,6 +107,13 @@ QueryIo parse_query_io(std::string_view name) {
   for (int i = 0; i < 2; ++i)
     if (kQueryIoNames[i] == name) return static_cast<QueryIo>(i);
   throw InputError(fmt::format("unknown query io '{}' (mapped or copied)", table::clip_for_message(name)));
+}
+
+std::string_view path_lookup_name(PathLookup p) { return kPathLookupNames[static_cast<int>(p)]; }
+PathLookup parse_path_lookup(std::string_view name) {
+  for (int i = 0; i < 2; ++i)
+    if (kPathLookupNames[i] == name) return static_cast<PathLookup>(i);
+  throw InputError(fmt::format("unknown path lookup '{}' (walk or leaf-jump)", table::clip_for_message(name)));
 }
 
 void check_tree(const HTree& tree) {

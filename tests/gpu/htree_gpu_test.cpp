@@ -23,10 +23,11 @@ std::vector<GpuKnobs> every_knob() {
   for (SortKeys s : {SortKeys::Packed, SortKeys::PerDimension})
     for (OnlineKernel k : {OnlineKernel::BlockPerQuery, OnlineKernel::Balanced})
       for (unsigned threads : {32u, 128u})
-        for (QueryIo io : {QueryIo::Mapped, QueryIo::Copied}) {
-          if (k == OnlineKernel::Balanced && threads != 128) continue;
-          all.push_back({s, k, threads, io});
-        }
+        for (QueryIo io : {QueryIo::Mapped, QueryIo::Copied})
+          for (PathLookup path : {PathLookup::Walk, PathLookup::LeafJump}) {
+            if (k == OnlineKernel::Balanced && threads != 128) continue;
+            all.push_back({s, k, threads, io, path});
+          }
   return all;
 }
 
@@ -44,11 +45,14 @@ TEST(HTreeGpu, BuildsTheTreeOfCpuSerialAndAnswersAsAScan) {
     const auto tuples = random_tuples(rng, cards, round == 0 ? 0 : rng() % 5000, round % 2);
     HTree want = shell(cards);
     build(want, tuples, Engine::CpuSerial);
-    const auto q = random_queries(rng, cards, 300);
+    auto q = random_queries(rng, cards, 300);
+    const QueryBatch along = tuple_path_queries(rng, cards, tuples, 300);
+    q.codes.insert(q.codes.end(), along.codes.begin(), along.codes.end());
     for (const GpuKnobs& k : every_knob()) {
       const std::string where = "round " + std::to_string(round) + " sort " + std::string(sort_keys_name(k.sort)) +
                                 " online " + std::string(online_kernel_name(k.online)) + " threads " +
-                                std::to_string(k.block_threads) + " io " + std::string(query_io_name(k.query_io));
+                                std::to_string(k.block_threads) + " io " + std::string(query_io_name(k.query_io)) +
+                                " path " + std::string(path_lookup_name(k.path_lookup));
       GpuHTree g(-1, k);
       g.build(cards, tuples);
       HTree got = shell(cards);
@@ -93,7 +97,8 @@ TEST(HTreeGpu, UpdatesEqualCpuSerialsTree) {
     HTree want = shell(grown);
     build(want, concat(base, batch), Engine::CpuSerial);
     for (const GpuKnobs& k : every_knob()) {
-      const std::string where = "round " + std::to_string(round) + " sort " + std::string(sort_keys_name(k.sort));
+      const std::string where = "round " + std::to_string(round) + " sort " + std::string(sort_keys_name(k.sort)) +
+                                " path " + std::string(path_lookup_name(k.path_lookup));
       // Built on the GPU, and uploaded from the host: both paths update.
       for (bool uploaded : {false, true}) {
         GpuHTree g(-1, k);
@@ -101,6 +106,11 @@ TEST(HTreeGpu, UpdatesEqualCpuSerialsTree) {
           HTree host = shell(small);
           build(host, base, Engine::CpuParallel);
           g.upload(host);
+          // The uploaded tree answers before any update (its leaf rows made from the levels).
+          const auto before = tuple_path_queries(rng, small, base, 50);
+          const auto before_answers = g.query(before);
+          for (std::size_t i = 0; i < before.size(); ++i)
+            expect_same(brute_force(base, before.query(i)), before_answers[i], where + " uploaded, before the update");
           if (round % 2) g.reserve_for_updates();  // as the server does
         } else {
           g.build(small, base);
@@ -110,9 +120,11 @@ TEST(HTreeGpu, UpdatesEqualCpuSerialsTree) {
         g.download(got);
         check_tree(got);
         expect_same_tree(want, got, where + (uploaded ? " uploaded" : " built"));
-        const auto q = random_queries(rng, grown, 100);
-        const auto answers = g.query(q);
         const auto all = concat(base, batch);
+        auto q = random_queries(rng, grown, 100);
+        const QueryBatch along = tuple_path_queries(rng, grown, all, 100);
+        q.codes.insert(q.codes.end(), along.codes.begin(), along.codes.end());
+        const auto answers = g.query(q);
         for (std::size_t i = 0; i < q.size(); ++i) expect_same(brute_force(all, q.query(i)), answers[i], where);
       }
     }

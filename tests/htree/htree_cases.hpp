@@ -76,6 +76,28 @@ inline QueryBatch random_queries(std::mt19937_64& rng, const std::vector<std::ui
   return q;
 }
 
+// Popular-path queries along the tuples' own paths: a tuple's first k
+// codes, half of them with one code changed (to another value, or absent),
+// so that a path is followed deep into the tree and then left, where a
+// lookup that stops early must still check the rest.
+inline QueryBatch tuple_path_queries(std::mt19937_64& rng, const std::vector<std::uint32_t>& cards,
+                                     const CodedTuples& t, std::size_t n) {
+  QueryBatch q;
+  q.dimensions = cards.size();
+  if (t.size() == 0) return q;
+  for (std::size_t i = 0; i < n; ++i) {
+    const std::size_t r = rng() % t.size(), k = 1 + rng() % cards.size();
+    std::vector<std::uint32_t> c(cards.size(), kAny);
+    for (std::size_t d = 0; d < k; ++d) c[d] = t.codes[d][r];
+    if (rng() % 2) {
+      const std::size_t d = rng() % k;
+      c[d] = rng() % 5 == 0 ? kAbsent : static_cast<std::uint32_t>(rng() % cards[d]);
+    }
+    q.codes.insert(q.codes.end(), c.begin(), c.end());
+  }
+  return q;
+}
+
 inline Aggregate brute_force(const CodedTuples& t, const std::uint32_t* q) {
   Aggregate a;
   for (std::size_t r = 0; r < t.size(); ++r) {

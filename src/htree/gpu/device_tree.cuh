@@ -38,6 +38,7 @@ struct LevelView {
   const std::uint32_t* header_key;
   const std::uint32_t* header_count;
   const std::uint32_t* header_first;
+  const std::uint32_t* first_leaf;  // the first leaf row below each node (leaf rows are sorted by path)
   std::uint32_t nodes;
   std::uint32_t headers;
 };

@@ -30,6 +30,14 @@ enum class OnlineKernel : std::uint8_t { BlockPerQuery, Balanced };
 // bus (zero copy: the transfers overlap the lookups), `copied` copies the
 // codes to device memory before the kernels and the answers back after.
 enum class QueryIo : std::uint8_t { Mapped, Copied };
+// How an on-popular-path query finds its node: `walk` goes down a level at
+// a time to the query's deepest instantiated level (Algorithm 3);
+// `leaf-jump` stops at the first node with a single leaf below it and
+// compares the rest of the query with that leaf's codes (the tree's leaf
+// rows stay on the device, packed), since every node between the two holds
+// the same aggregate: below the first few levels most paths are chains of
+// only children, each a memory latency on the way down.
+enum class PathLookup : std::uint8_t { Walk, LeafJump };
 
 std::string_view sort_keys_name(SortKeys s);
 SortKeys parse_sort_keys(std::string_view name);
@@ -37,12 +45,15 @@ std::string_view online_kernel_name(OnlineKernel k);
 OnlineKernel parse_online_kernel(std::string_view name);
 std::string_view query_io_name(QueryIo io);
 QueryIo parse_query_io(std::string_view name);
+std::string_view path_lookup_name(PathLookup p);
+PathLookup parse_path_lookup(std::string_view name);
 
 struct GpuKnobs {
   SortKeys sort = SortKeys::Packed;
   OnlineKernel online = OnlineKernel::BlockPerQuery;  // measured faster (bench/results/h100-htree-*)
   unsigned block_threads = 128;  // block-per-query's threads (the paper found 32 best on a G80)
   QueryIo query_io = QueryIo::Mapped;
+  PathLookup path_lookup = PathLookup::LeafJump;
 };
 
 // Whether this build has the gpu form and this machine a GPU.

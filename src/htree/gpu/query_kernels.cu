@@ -32,9 +32,10 @@ __device__ void report(const HybridQueries& q, int launch_error) {
 }
 
 // Whether this block is the last of its grid to finish (called by one
-// thread, after the block's own writes).
+// thread, after the block's own writes). The fence is the system's: the
+// host may read the answers, across the bus, as soon as it sees the report.
 __device__ bool last_block(unsigned long long* done) {
-  __threadfence();  // this block's writes before its count
+  __threadfence_system();  // this block's writes before its count
   const bool last = atomicAdd(done, 1ull) + 1 == gridDim.x;
   if (last) __threadfence();  // and every block's before what the last one reads
   return last;
@@ -95,33 +96,52 @@ __device__ void launch_online(const HybridQueries& q, unsigned long long listed)
   if (e != cudaSuccess) report(q, static_cast<int>(e));  // no online grid will report
 }
 
-// Level i's node with key c among the children [lo, hi) of the node found
-// above; then [lo, hi) becomes its children, or at the path's end `a` its
-// aggregate. An only child, as most nodes below the first levels are, has
-// its key read together with what the walk needs next: one round of reads
-// a level instead of two (the next read waits only on the compare).
-__device__ __forceinline__ bool step_down(const LevelView& l, std::uint32_t c, bool end, std::uint32_t& lo,
-                                          std::uint32_t& hi, DevAgg& a) {
-  if (hi - lo == 1) {
-    const std::uint32_t s = lo;
-    const std::uint32_t key = l.key[s];
-    if (end) {
-      a = l.aggregate[s];
-    } else {
-      lo = l.first_child[s];
-      hi = lo + l.child_count[s];
+// Dimension d's code of leaf row r.
+__device__ __forceinline__ std::uint32_t leaf_code(const HybridQueries& q, std::uint32_t r, int d) {
+  const KeyPacking& p = q.packing;
+  if (p.bits[d] == 0) return 0;
+  return static_cast<std::uint32_t>((q.leaf_words[std::size_t{p.word[d]} * q.leaves + r] >> p.shift[d]) &
+                                    ((std::uint64_t{1} << p.bits[d]) - 1));
+}
+
+// Algorithm 3's walk for the query c of `depth` instantiated dimensions:
+// its deepest node's aggregate, or nothing when the tree has no such path.
+// At each level the node with the query's code among the children found
+// above: an only child (as most nodes below the first levels are) has its
+// key read together with what the walk needs next, one round of reads a
+// level instead of two; more children are searched by probes
+// (child_search.hpp). With leaf rows (leaf-jump), a node with a single
+// leaf below ends the walk: every node under it down to that leaf holds
+// its aggregate, so the rest of the query is compared with the leaf's
+// codes, read together, instead of walked a level at a time.
+__device__ DevAgg popular_path(const HybridQueries& q, const std::uint32_t* c, int depth) {
+  std::uint32_t lo = 0, hi = q.levels[0].nodes;
+  for (int i = 0;; ++i) {
+    const LevelView& l = q.levels[i];
+    const bool only_child = hi - lo == 1;
+    const std::uint32_t s = only_child ? lo : find_child(l.key, lo, hi, c[i]);
+    if (!only_child && s == hi) return empty_agg();
+    const std::uint32_t key = only_child ? l.key[s] : c[i];
+    if (i + 1 == depth) {
+      const DevAgg a = l.aggregate[s];
+      return key == c[i] ? a : empty_agg();
     }
-    return key == c;
+    const std::uint32_t first_child = l.first_child[s], children = l.child_count[s];
+    if (q.leaf_words) {
+      const std::uint32_t first = l.first_leaf[s], end = s + 1 < l.nodes ? l.first_leaf[s + 1] : q.leaves;
+      if (key != c[i]) return empty_agg();
+      if (end - first == 1) {
+        const DevAgg a = l.aggregate[s];
+        bool same = true;  // every code read, none waiting on another
+        for (int j = i + 1; j < depth; ++j) same &= leaf_code(q, first, j) == c[j];
+        return same ? a : empty_agg();
+      }
+    } else if (key != c[i]) {
+      return empty_agg();
+    }
+    lo = first_child;
+    hi = first_child + children;
   }
-  const std::uint32_t s = find_child(l.key, lo, hi, c);
-  if (s == hi) return false;
-  if (end) {
-    a = l.aggregate[s];
-  } else {
-    lo = l.first_child[s];
-    hi = lo + l.child_count[s];
-  }
-  return true;
 }
 
 // Algorithm 3 over a hybrid batch (§5.3.3), a thread per query. The block's
@@ -129,7 +149,7 @@ __device__ __forceinline__ bool step_down(const LevelView& l, std::uint32_t c, b
 // words, so that each warp moves whole 128-byte lines: when the batch and
 // its answers lie in pinned host memory these are the bus's transactions
 // (a thread's own 8-byte fields, 32 bytes apart, would each be one). A
-// query on the popular path walks down the tree (step_down) and answers
+// query on the popular path walks down the tree (popular_path) and answers
 // with the deepest node's aggregate; any other is listed for online cubing
 // (kListed counts them), its place in the answers written by that grid.
 static_assert(sizeof(DevAgg) % 16 == 0, "the answers leave a block in 16-byte words");
@@ -161,13 +181,8 @@ __global__ void popular_path_queries(HybridQueries q) {
     for (int i = depth + 1; i < m; ++i) popular = popular && c[i] == kAny;
     if (!popular) {
       q.online[atomicAdd(&q.counters[kListed], 1ull)] = static_cast<std::uint32_t>(first + threadIdx.x);
-    } else {
-      std::uint32_t lo = 0, hi = q.levels[0].nodes;
-      for (int i = 0; i < depth; ++i)
-        if (!step_down(q.levels[i], c[i], i + 1 == depth, lo, hi, a)) {
-          a = empty_agg();
-          break;
-        }
+    } else if (depth > 0) {
+      a = popular_path(q, c, depth);
     }
     answered[threadIdx.x] = a;
   }
@@ -175,6 +190,8 @@ __global__ void popular_path_queries(HybridQueries q) {
   const uint4* tile = reinterpret_cast<const uint4*>(answered);
   uint4* to = reinterpret_cast<uint4*>(q.answers + first);
   for (std::size_t v = threadIdx.x; v < here * (sizeof(DevAgg) / 16); v += kQueryBlock) to[v] = tile[v];
+  __threadfence_system();  // every thread's answers before the block's count
+  __syncthreads();
   if (threadIdx.x == 0 && last_block(&q.counters[kLookupBlocksDone])) {
     const unsigned long long listed = *static_cast<volatile unsigned long long*>(&q.counters[kListed]);
     if (listed > 0 && q.online_threads > 0) launch_online(q, listed);

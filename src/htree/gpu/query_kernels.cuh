@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "htree/gpu/device_tree.cuh"
+#include "htree/key_packing.hpp"
 
 namespace gpuolap::htree {
 
@@ -32,7 +33,7 @@ struct QueryCounts {
   unsigned long long online;
   unsigned long long side_link_nodes;
   int launch_error;  // a cudaError_t of the device-side launch, 0 when none
-  int reported;      // 1 once written (the host sets 0 before the launch)
+  int reported;      // 1 once written, after every answer (the host sets 0 before the launch)
 };
 
 struct HybridQueries {
@@ -41,6 +42,10 @@ struct HybridQueries {
   std::size_t n;
   const LevelView* levels;
   DevAgg total;                // the answer to a query of no instantiated dimension
+  // The leaf rows sorted and packed, word-major (null: walk every level).
+  const std::uint64_t* leaf_words;
+  KeyPacking packing;
+  std::uint32_t leaves;
   DevAgg* answers;
   std::uint32_t* online;       // room for n listed online queries
   unsigned long long* counters;  // kQueryCounters, zero
