@@ -51,7 +51,7 @@ struct Reader {
   const fs::path& path;
   void raw(void* out, std::size_t n) {
     if (n > left) fail(path, "corrupt: truncated inside its contents");
-    std::memcpy(out, p, n);
+    if (n) std::memcpy(out, p, n);  // an empty vector's data() may be null
     p += n;
     left -= n;
   }

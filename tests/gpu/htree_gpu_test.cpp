@@ -8,6 +8,7 @@
 
 #include <random>
 
+#include "gpuolap/error.hpp"
 #include "htree/gpu/htree_gpu.hpp"
 #include "htree/htree.hpp"
 #include "htree/htree_io.hpp"
@@ -198,6 +199,44 @@ TEST(HTreeGpu, AQueryFileIsReadIntoPinnedMemoryAndAnsweredThere) {
   const Answers want = query_levels(tree, q.batch);
   ASSERT_EQ(got.size(), want.size());
   for (std::size_t i = 0; i < want.size(); ++i) expect_same(want[i], got[i], "query " + std::to_string(i));
+}
+
+// One tree fed batch after batch, as the server feeds it: the leaf rows the
+// queries' leaf jump reads are kept from one update to the next, made again
+// when a batch widens the packing, and kept through reserve_for_updates —
+// also after an empty batch that widened only the cardinalities. Each step
+// is queried in place along the tuples' paths, one of them with the stage
+// timing on (the stream's wait instead of the report's).
+TEST(HTreeGpu, ChainedUpdatesKeepTheLeafRowsTheQueriesRead) {
+  std::mt19937_64 rng(41);
+  for (SortKeys sort : {SortKeys::Packed, SortKeys::PerDimension}) {
+    std::vector<std::uint32_t> cards{5, 3, 7, 2, 6, 4};
+    CodedTuples all = random_tuples(rng, cards, 3000, false);
+    GpuKnobs k;
+    k.sort = sort;
+    GpuHTree g(-1, k);
+    g.build(cards, all);
+    for (int step = 0; step < 8; ++step) {
+      const bool widen = step % 3 == 1, empty = step == 4;
+      if (widen)
+        for (auto& c : cards) c += 1 + static_cast<std::uint32_t>(rng() % 30);  // new values, wider codes
+      const CodedTuples batch = random_tuples(rng, cards, empty ? 0 : 500 + rng() % 1500, false);
+      g.update(cards, batch);
+      all = concat(all, batch);
+      if (step == 4 || step == 6) g.reserve_for_updates();
+      g.set_timing(step == 5);
+      auto q = tuple_path_queries(rng, cards, all, 400);
+      const QueryBatch mixed = random_queries(rng, cards, 200);
+      q.codes.insert(q.codes.end(), mixed.codes.begin(), mixed.codes.end());
+      const QueryBatch pinned = pinned_copy(q);
+      const Answers got = g.query(pinned);
+      const std::string where = std::string(sort_keys_name(sort)) + " step " + std::to_string(step);
+      for (std::size_t i = 0; i < q.size(); ++i) expect_same(brute_force(all, q.query(i)), got[i], where);
+    }
+  }
+  GpuKnobs bad;
+  bad.block_threads = 0;
+  EXPECT_THROW({ GpuHTree refused(-1, bad); }, gpuolap::InputError);
 }
 
 TEST(HTreeGpu, TheEngineInterfaceRunsOnTheGpu) {

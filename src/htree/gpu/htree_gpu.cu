@@ -437,7 +437,11 @@ struct GpuHTree::Impl {
   DeviceBuffer<std::uint64_t> leaf_words;
   KeyPacking leaf_packing;
 
-  Impl(int device, GpuKnobs k) : ctx(device), knobs(k) {}
+  Impl(int device, GpuKnobs k) : ctx(device), knobs(k) {
+    const unsigned t = k.block_threads;
+    if (t != 32 && t != 64 && t != 128 && t != 256)
+      throw InputError("the gpu H-tree's block-per-query threads must be 32, 64, 128 or 256, not " + std::to_string(t));
+  }
 
   cudaStream_t s() const { return ctx.stream(); }
 
@@ -458,14 +462,16 @@ struct GpuHTree::Impl {
 
   // Spins until the query kernels have reported, asking the stream now and
   // then whether it failed or ended without a report.
+  // The flag is read with acquire order, so that no read of the counts or
+  // the answers after it is served before it (the kernels write them first).
   void wait_for_report(const QueryCounts& c) {
-    const volatile int& reported = c.reported;
-    for (unsigned spins = 1; !reported; ++spins) {
+    const auto reported = [&] { return __atomic_load_n(&c.reported, __ATOMIC_ACQUIRE) != 0; };
+    for (unsigned spins = 1; !reported(); ++spins) {
       if (spins % 1024) continue;
       const cudaError_t e = cudaStreamQuery(s());
       if (e == cudaErrorNotReady) continue;
       GPUOLAP_CUDA_CHECK(e);
-      if (!reported) break;  // the stream has ended: check_reported says so
+      if (!reported()) break;  // the stream has ended: check_reported says so
     }
   }
 
@@ -763,7 +769,18 @@ void GpuHTree::reserve_for_updates() {
   I.old.words.grow(n * w);
   I.merged.words.grow(n * w);
   I.merged.aggregate.grow(n);
-  I.leaf_words.grow(n * w);
+  // The kept leaf rows, moved into room for the tree's growth (grow() would
+  // drop them: they are what the next update and the queries read).
+  const std::size_t kept = n * I.leaf_packing.words;
+  if (I.leaf_words.size() < n * w + n * w / 4) {
+    DeviceBuffer<std::uint64_t> room;
+    room.grow(n * w);
+    if (kept)
+      GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(room.data(), I.leaf_words.data(), kept * sizeof(std::uint64_t),
+                                         cudaMemcpyDeviceToDevice, I.s()));
+    GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(I.s()));  // before the old buffer is freed
+    std::swap(I.leaf_words, room);
+  }
   for (auto* b : {&I.diff}) b->grow(n);
   for (auto* b : {&I.node_id, &I.node_id_above, &I.perm, &I.perm_alt}) b->grow(n);
   GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(I.s()));
@@ -920,7 +937,7 @@ Answers GpuHTree::query(const QueryBatch& batch, QueryStats* stats) {
   q.online = I.query_online.data();
   q.counters = I.query_counters.data();
   q.counts = static_cast<QueryCounts*>(I.query_counts.device_data());
-  if (!balanced) {
+  if (!balanced) {  // online_threads 0 (balanced): the lookups only list the online queries
     q.online_threads = I.knobs.block_threads;
     q.online_blocks = static_cast<unsigned>(I.ctx.multiprocessors()) * std::min(32u, 2048u / std::max(32u, q.online_threads));
   }
