@@ -32,6 +32,8 @@
 //          in place, walking every level (gpu-walk: Algorithm 3 as the paper
 //          has it) rather than jumping to a single leaf (gpu)
 //   online (only when named) 10K online-cubing queries on D15C40T600K
+//   popular-sweep (only when named) figures 3 and 4's popular-path batches
+//          and D6C40T100M's (the scale figure's), without the online ones
 // Times are medians of --reps runs after a warm-up (11 at least for
 // popular-path batches, which take well under a millisecond); the GPU's
 // include the transfers the paper counted (tuples and queries up, answers
@@ -315,7 +317,7 @@ int main(int argc, char** argv) {
       std::stringstream s(argv[++i]);
       for (std::string f; std::getline(s, f, ',');) figures.insert(f);
     } else {
-      std::cerr << "usage: gpuolap_htree_bench [--out F.csv] [--reps N] [--figures fig1,fig2,fig3-6,table2,scale,steady,popular,online]\n";
+      std::cerr << "usage: gpuolap_htree_bench [--out F.csv] [--reps N] [--figures fig1,fig2,fig3-6,table2,scale,steady,popular,online,popular-sweep]\n";
       return 2;
     }
   }
@@ -359,6 +361,13 @@ int main(int argc, char** argv) {
   if (figures.count("popular"))
     for (const char* shape : {"D15C40T600K", "D15C40T10M"}) bench_queries("popular", shape, true, false);
   if (figures.count("online")) bench_queries("online", "D15C40T600K", false, false);
+  // Figures 3 and 4's popular-path batches and the largest scaled shape's,
+  // without their online halves (minutes of cpu-serial).
+  if (figures.count("popular-sweep")) {
+    for (int d : {6, 9, 12, 15, 18}) bench_queries("fig3", fmt::format("D{}C40T600K", d), true, true);
+    for (int c : {20, 40, 80, 160, 320}) bench_queries("fig4", fmt::format("D15C{}T600K", c), true, true);
+    bench_queries("scale", "D6C40T100M", true, false);
+  }
   if (wants(figures, "scale")) {
     for (const char* shape : {"D15C40T10M", "D6C40T100M"}) {
       bench_build("scale", shape, false);
