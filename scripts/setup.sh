@@ -22,6 +22,8 @@ packages=(
 )
 if [ "$mode" = all ]; then
   packages+=(libgtest-dev libgmock-dev libbenchmark-dev libcpp-httplib-dev python3-pip clang libclang-rt-14-dev)
+  # The pivot page's browser tests (tests/server/pivot): headless Chromium.
+  packages+=(chromium chromium-driver)
 fi
 
 missing=()
@@ -46,3 +48,10 @@ if ! python3 -c 'import duckdb' 2>/dev/null; then
   echo "setup: pip install duckdb" >&2
   python3 -m pip install --quiet --break-system-packages duckdb
 fi
+# Selenium drives Chromium in the pivot page's tests; pytest runs them.
+for pair in selenium:selenium pytest:pytest; do
+  if ! python3 -c "import ${pair%%:*}" 2>/dev/null; then
+    echo "setup: pip install ${pair#*:}" >&2
+    python3 -m pip install --quiet --break-system-packages "${pair#*:}"
+  fi
+done

@@ -2,7 +2,8 @@
 # Builds gpuolap and runs every test. Tests labelled `gpu` need an NVIDIA GPU
 # and are left out on a machine without one, each listed as skipped. Then the
 # Python module is installed (scripts/python_setup.sh: pip install .) and its
-# tests (tests/python) run with pytest against the command just built. Then
+# tests (tests/python) run with pytest against the command just built, and
+# the pivot page's browser tests (tests/server/pivot, headless Chromium). Then
 # every parser's fuzzing harness runs for 15 s (scripts/fuzz.sh, its own build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,4 +27,6 @@ if [ ${#exclude[@]} -gt 0 ]; then
 fi
 bash scripts/python_setup.sh
 GPUOLAP_BIN="$PWD/build/src/gpuolap" python3 -m pytest -q tests/python
+# The pivot page in headless Chromium, against a server of the command just built.
+GPUOLAP_BIN="$PWD/build/src/gpuolap" python3 -m pytest -q tests/server/pivot
 GPUOLAP_FUZZ_SEED=1 bash scripts/fuzz.sh 15

@@ -7,8 +7,9 @@
 #include <set>
 
 #include "api_error.hpp"
-#include "olap/over_limit.hpp"
 #include "formats/json_parse.hpp"
+#include "olap/over_limit.hpp"
+#include "server/pivot/pivot_page.hpp"
 
 namespace gpuolap::server {
 
@@ -176,6 +177,18 @@ void HttpApi::add_cube_routes() {
   route("POST", "/cell/replace", guarded(true, [&api](const json& r) { return api.replace(r); }, ""));
   route("POST", "/cell/replace_bulk", guarded(true, [&api](const json& r) { return api.replace_bulk(r); }, ""));
   route("POST", "/cube/save", guarded(true, [&api](const json&) { return api.save(); }, ""));
+
+  // The pivot page: a client of the routes above, so only where there is a cube.
+  for (const StaticFile& file : pivot_page_files()) {
+    route("GET", std::string(file.path), [&file](const HttpRequest&) {
+      HttpResponse res;
+      res.set_content(std::string(file.body), std::string(file.content_type));
+      // The page comes with the binary: a browser asks again after a restart
+      // rather than run an older page against a newer server.
+      res.headers.emplace_back("Cache-Control", "no-cache");
+      return res;
+    });
+  }
 }
 
 void HttpApi::check_write_token(const HttpRequest& req) const {
@@ -220,7 +233,7 @@ HttpResponse HttpApi::answer(const HttpRequest& request) const {
   const auto path = routes_.find(request.path);
   if (path == routes_.end()) {
     const char* why = !cube_ && (request.path.rfind("/cell/", 0) == 0 || request.path.rfind("/cube/", 0) == 0 ||
-                                 request.path.rfind("/dimension/", 0) == 0)
+                                 request.path.rfind("/dimension/", 0) == 0 || request.path == "/")
                           ? " (this server serves no cube: start it with --cube DIR)"
                       : !sql_ && request.path == "/sql" ? " (this server serves no database: start it with --db DIR)"
                       : !htree_ && request.path.rfind("/htree/", 0) == 0

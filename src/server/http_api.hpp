@@ -5,6 +5,7 @@
 //   POST /cell/values, /cell/area, /cell/export, /cell/replace,
 //        /cell/replace_bulk, /cube/save (with a cube); /sql (with a database);
 //        /htree/append, /htree/query (with an H-tree: htree_api.hpp)
+//   GET  /, /pivot.js, /pivot.css: the pivot page (with a cube; pivot/)
 // Answers are JSON, or CSV with format=csv or "Accept: text/csv" where an
 // answer is a list of cells or elements. Errors are
 // {"error": code, "detail": message} with a 4xx status (5xx only for the

@@ -1,0 +1,214 @@
+"""The pivot page of `gpuolap serve`, in headless Chromium: it opens on the
+demo cube, drills down twice, rolls up, moves dimensions between the axes,
+writes a value, and every number it shows equals the API's answer for the
+same cell (POST /cell/values), asked separately."""
+
+from __future__ import annotations
+
+import math
+import re
+import urllib.request
+
+import pytest
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import Select, WebDriverWait
+
+
+def generation(browser) -> int:
+    return browser.execute_script("return window.pivot ? window.pivot.generation : 0")
+
+
+def wait_for_view(browser, after: int) -> None:
+    """Waits until the page has drawn a view newer than `after`; fails on its error."""
+
+    def drawn(driver):
+        state = driver.find_element(By.ID, "pivot-table").get_attribute("data-state")
+        if state == "error":
+            raise AssertionError("the page reports: " + driver.find_element(By.ID, "status").text)
+        return state == "ready" and generation(driver) > after
+
+    WebDriverWait(browser, 30).until(drawn)
+
+
+def row_headers(browser, dimension: str) -> list[str]:
+    return browser.execute_script(
+        "return Array.from(document.querySelectorAll('#pivot-table tbody th[data-dim=\"' + arguments[0] + '\"]'))"
+        ".map(th => th.dataset.element)", dimension)
+
+
+def column_headers(browser, dimension: str) -> list[str]:
+    return browser.execute_script(
+        "return Array.from(document.querySelectorAll('#pivot-table thead th[data-dim=\"' + arguments[0] + '\"]'))"
+        ".map(th => th.dataset.element)", dimension)
+
+
+def shown_cells(browser) -> list[tuple[list[str], float | None]]:
+    cells = browser.execute_script(
+        "return Array.from(document.querySelectorAll('#pivot-table td.value'))"
+        ".map(td => [JSON.parse(td.dataset.path), td.dataset.value === undefined ? null : td.dataset.value])")
+    return [(path, None if value is None else float(value)) for path, value in cells]
+
+
+def assert_cells_match_api(server, browser, measure: str = "Revenue", aggregate: str = "sum") -> int:
+    """Every cell the page shows equals the API's value of its path; returns the count."""
+    cells = shown_cells(browser)
+    assert cells, "the page shows no cells"
+    answer = server.call("POST", "/cell/values", {"paths": [p for p, _ in cells], "measure": measure, "aggregate": aggregate})
+    for (path, shown), expected in zip(cells, answer["cells"]):
+        assert expected["path"] == path
+        if expected["value"] is None:
+            assert shown is None, f"{path}: the page shows {shown}, the API has no value"
+        else:
+            assert shown is not None and math.isclose(shown, expected["value"], rel_tol=1e-12, abs_tol=1e-9), \
+                f"{path}: the page shows {shown}, the API {expected['value']}"
+    return len(cells)
+
+
+def click_element(browser, dimension: str, element: str) -> None:
+    """Clicks a header's drill toggle and waits for the new view."""
+    before = generation(browser)
+    browser.find_element(By.CSS_SELECTOR, f'th[data-dim="{dimension}"][data-element="{element}"] .toggle').click()
+    wait_for_view(browser, before)
+
+
+def expected_rows(elements: dict[str, dict], tops: list[str], expanded: set[str]) -> list[str]:
+    out: list[str] = []
+
+    def walk(name: str) -> None:
+        out.append(name)
+        if name in expanded:
+            for child in elements[name]["children"]:
+                walk(child["name"])
+
+    for top in tops:
+        walk(top)
+    return out
+
+
+def open_page(browser, server) -> None:
+    browser.get(server.url + "/")
+    wait_for_view(browser, 0)
+
+
+def test_drill_down_twice_roll_up_and_the_numbers_equal_the_api(demo_server, browser, screenshots):
+    server = demo_server
+    open_page(browser, server)
+    info = server.call("GET", "/cube/info")
+    rows_dim, cols_dim, slicer_dim = (d["name"] for d in info["dimensions"])
+    years = server.elements(rows_dim)
+    tops = [name for name, e in years.items() if not e["parents"]]
+    assert row_headers(browser, rows_dim) == tops
+    assert column_headers(browser, cols_dim) == [n for n, e in server.elements(cols_dim).items() if not e["parents"]]
+    assert assert_cells_match_api(server, browser) > 0
+
+    # Drill down into the top element: its children appear under it.
+    top = next(name for name in tops if years[name]["children"])
+    click_element(browser, rows_dim, top)
+    assert row_headers(browser, rows_dim) == expected_rows(years, tops, {top})
+    assert_cells_match_api(server, browser)
+
+    # Again, into a child that has children of its own.
+    child = next(c["name"] for c in years[top]["children"] if years[c["name"]]["children"])
+    click_element(browser, rows_dim, child)
+    shown = row_headers(browser, rows_dim)
+    assert shown == expected_rows(years, tops, {top, child})
+    assert len(shown) == len(tops) + len(years[top]["children"]) + len(years[child]["children"])
+    assert_cells_match_api(server, browser)
+    if screenshots:
+        browser.save_screenshot(str(screenshots / "pivot-drill-down.png"))
+
+    # Roll up the top element: everything under it goes, its drilled child too.
+    click_element(browser, rows_dim, top)
+    assert row_headers(browser, rows_dim) == tops
+    click_element(browser, rows_dim, top)
+    assert row_headers(browser, rows_dim) == expected_rows(years, tops, {top})
+
+    # The bar chart draws one bar per non-empty visible cell; the line chart a line per column.
+    bars = browser.find_elements(By.CSS_SELECTOR, "#chart rect[data-series]")
+    assert len(bars) == sum(1 for _, v in shown_cells(browser) if v is not None)
+    Select(browser.find_element(By.ID, "chart-kind")).select_by_value("line")
+    assert len(browser.find_elements(By.CSS_SELECTOR, "#chart polyline")) == len(column_headers(browser, cols_dim))
+    assert slicer_dim in browser.find_element(By.ID, "axes").text
+
+
+def test_axes_slicer_measure_and_aggregate(demo_server, browser):
+    server = demo_server
+    open_page(browser, server)
+    info = server.call("GET", "/cube/info")
+    rows_dim, cols_dim, slicer_dim = (d["name"] for d in info["dimensions"])
+
+    # The third dimension joins the columns: two levels of column headers.
+    before = generation(browser)
+    Select(browser.find_element(By.CSS_SELECTOR, f'.axis-card[data-dim="{slicer_dim}"] select.axis')).select_by_value("columns")
+    wait_for_view(browser, before)
+    assert column_headers(browser, slicer_dim), "the moved dimension has no headers"
+    click_element(browser, slicer_dim, column_headers(browser, slicer_dim)[0])
+    assert_cells_match_api(server, browser)
+
+    # The first dimension goes to the slicer, on one of its base elements.
+    before = generation(browser)
+    Select(browser.find_element(By.CSS_SELECTOR, f'.axis-card[data-dim="{rows_dim}"] select.axis')).select_by_value("slicer")
+    wait_for_view(browser, before)
+    base = next(name for name, e in server.elements(rows_dim).items() if e["type"] == "base")
+    before = generation(browser)
+    Select(browser.find_element(By.CSS_SELECTOR, f'.axis-card[data-dim="{rows_dim}"] select.slice')).select_by_value(base)
+    wait_for_view(browser, before)
+    assert all(path[0] == base for path, _ in shown_cells(browser))
+    assert_cells_match_api(server, browser)
+
+    # Another measure and aggregate.
+    measure = info["measures"][-1]
+    before = generation(browser)
+    Select(browser.find_element(By.ID, "measure")).select_by_value(measure)
+    wait_for_view(browser, before)
+    before = generation(browser)
+    Select(browser.find_element(By.ID, "aggregate")).select_by_value("count")
+    wait_for_view(browser, before)
+    assert_cells_match_api(server, browser, measure=measure, aggregate="count")
+
+
+def test_writing_a_cell_needs_the_token_and_shows_the_new_value(demo_server, browser, screenshots):
+    server = demo_server
+    open_page(browser, server)
+    info = server.call("GET", "/cube/info")
+    rows_dim = info["dimensions"][0]["name"]
+    top = row_headers(browser, rows_dim)[0]
+    click_element(browser, rows_dim, top)
+    target = browser.find_elements(By.CSS_SELECTOR, "#pivot-table td.value")[1]
+    path = target.get_attribute("data-path")
+
+    def write(value: str) -> None:
+        cell = browser.find_element(By.CSS_SELECTOR, f"#pivot-table td.value[data-path='{path}']")
+        cell.click()
+        field = cell.find_element(By.TAG_NAME, "input")
+        field.send_keys(Keys.CONTROL, "a")
+        field.send_keys(value, Keys.ENTER)
+
+    # Without the token the server refuses, and the page says so.
+    write("12345.5")
+    WebDriverWait(browser, 30).until(lambda d: "unauthorized" in d.find_element(By.ID, "status").text)
+    assert server.call("GET", "/cell/value?path=" + urllib.request.quote(path))["value"] != 12345.5
+
+    token = browser.find_element(By.ID, "token")
+    token.send_keys(server.token)
+    before = generation(browser)
+    write("12345.5")
+    wait_for_view(browser, before)
+    assert re.search(r"^wrote .*base cell", browser.find_element(By.ID, "status").text)
+    value = server.call("GET", "/cell/value?path=" + urllib.request.quote(path))["value"]
+    assert math.isclose(value, 12345.5, rel_tol=1e-12)
+    cell = browser.find_element(By.CSS_SELECTOR, f"#pivot-table td.value[data-path='{path}']")
+    assert math.isclose(float(cell.get_attribute("data-value")), 12345.5, rel_tol=1e-12)
+    assert_cells_match_api(server, browser)
+    if screenshots:
+        browser.save_screenshot(str(screenshots / "pivot-after-write.png"))
+
+
+def test_the_page_is_in_the_binary_and_fetches_nothing_from_elsewhere(demo_server):
+    for path, media in (("/", "text/html"), ("/pivot.js", "text/javascript"), ("/pivot.css", "text/css")):
+        with urllib.request.urlopen(demo_server.url + path, timeout=30) as response:
+            assert response.headers["Content-Type"].startswith(media)
+            body = response.read().decode()
+        assert not re.search(r"(src|href)\s*=\s*[\"']?(https?:)?//", body), f"{path} loads something from elsewhere"
+        assert "fetch('http" not in body and 'fetch("http' not in body
