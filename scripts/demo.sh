@@ -22,6 +22,12 @@ echo "demo.sh: building the gpuolap command into build-demo/ (CUDA $cuda)" >&2
 bash scripts/build.sh --dir build-demo --target gpuolap --setup build -DGPUOLAP_TESTS=OFF -DGPUOLAP_CUDA="$cuda" >&2
 gpuolap=build-demo/src/gpuolap
 out=build-demo/demo
+# The server a previous run left serving the cube that is about to be replaced.
+pidfile=build-demo/demo-server.pid
+if [ -f "$pidfile" ]; then
+  kill "$(cat "$pidfile")" 2>/dev/null && echo "demo.sh: stopped the previous demo's server" >&2 && sleep 0.5 || true
+  rm -f "$pidfile"
+fi
 rm -rf "$out"
 "$gpuolap" generate --kind demo --out "$out"
 "$gpuolap" create --schema "$out/schema.json" --facts "$out/facts.csv" --out "$out/cube"
@@ -40,6 +46,29 @@ sql="SELECT year, product_group, SUM(amount) AS revenue, COUNT(*) AS sales FROM 
 echo
 echo "== sql: $sql"
 "$gpuolap" sql --db "$out/db" --engine cpu-parallel --format table "$sql"
+
+# The pivot page: the demo cube served in the background, on port 7777 unless
+# GPUOLAP_DEMO_PORT says otherwise (GPUOLAP_DEMO_PORT=none: not served).
+port="${GPUOLAP_DEMO_PORT:-7777}"
+if [ "$port" != none ]; then
+  log="$out/serve.log"
+  nohup "$gpuolap" serve --cube "$out/cube" --port "$port" >"$log" 2>&1 &
+  server=$!
+  echo "$server" >"$pidfile"
+  for _ in $(seq 100); do
+    grep -q '^listening on ' "$log" 2>/dev/null && break
+    kill -0 "$server" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo
+  if grep -q '^listening on ' "$log"; then
+    echo "demo.sh: the demo cube is served at http://localhost:$port/ — open it in a browser for the pivot page" >&2
+    echo "  (server pid $server, log $log; stop it with: kill $server)" >&2
+  else
+    echo "demo.sh: the demo cube could not be served on port $port (another port: GPUOLAP_DEMO_PORT=N):" >&2
+    sed 's/^/  /' "$log" >&2
+  fi
+fi
 echo
 echo "demo.sh: the command is $PWD/$gpuolap; to call it gpuolap as the README does:" >&2
 echo "  export PATH=\"$PWD/build-demo/src:\$PATH\"" >&2

@@ -130,6 +130,7 @@ int run_serve(const ServeOptions& o) {
                              o.htree, info["tuples"].get<std::uint64_t>(), info["nodes"].get<std::uint64_t>(),
                              info["engine"].get<std::string>());
   }
+  if (service) std::cerr << fmt::format("gpuolap serve: the pivot page is at http://{}:{}/\n", o.host, port);
   std::cerr << fmt::format("listening on http://{}:{}\n", o.host, port) << std::flush;
 
   std::atomic<bool> served{false};
