@@ -1,16 +1,25 @@
 #pragma once
 // What the harnesses share: the fuzzer's bytes as text, the error a parser
-// may throw (InputError: a refusal, the expected answer to bad input), and a
-// scratch directory for the harnesses that read files.
+// may throw (InputError: a refusal, the expected answer to bad input), a
+// scratch directory for the harnesses that read files, and a cap of two
+// threads on the parallel code.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
 
+#include <tbb/global_control.h>
+
 #include "gpuolap/error.hpp"
 
 namespace gpuolap::fuzz {
+
+// The parallel code (cpu-parallel's TBB tasks) runs on two threads, as on
+// CI's two cores, whatever the host: many harness processes side by side on
+// a many-core host (scripts/fuzz_campaign.sh) should not each start a thread
+// per core.
+inline const tbb::global_control kParallelThreads{tbb::global_control::max_allowed_parallelism, 2};
 
 inline std::string as_text(const uint8_t* data, size_t size) {
   return std::string(reinterpret_cast<const char*>(data), size);
