@@ -9,7 +9,9 @@ headless Chromium (Selenium, Debian's chromium and chromedriver):
   table drawn, after GET /cube/info, every dimension's elements and one
   POST /cell/area), both from the start of navigation;
 - drill-down: --drills times, a click on the first row dimension's first
-  consolidated element (drill down), then again (roll up); per click the
+  consolidated element (drill down), then again (roll up), after the
+  dimensions named by --rows and --columns were put there (a cube given as
+  kind:scale:rows:columns, e.g. biker:0.01:Customers:Years); per click the
   time from the click to the new view drawn (the page's own clock, from the
   handler to the table and chart drawn: window.pivot.last.total_ms) and the
   part of it the server's answer took (answer_ms).
@@ -18,7 +20,7 @@ Prints a markdown table with the median, the 90th percentile and the
 maximum of each, for each cube.
 
     python3 bench/server/pivot_timing.py [--bin build/src/gpuolap]
-        [--cubes demo,biker:0.01] [--loads 20] [--drills 20] [--label TEXT]
+        [--cubes demo,biker:0.01,biker:0.01:Customers:Years] [--loads 20] [--drills 20] [--label TEXT]
 """
 import argparse
 import json
@@ -33,7 +35,7 @@ from pathlib import Path
 from selenium import webdriver
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
-from selenium.webdriver.support.ui import WebDriverWait
+from selenium.webdriver.support.ui import Select, WebDriverWait
 
 
 def start_server(gpuolap, cube):
@@ -66,7 +68,20 @@ def summary(values):
     return f"{statistics.median(values):.1f} | {p90:.1f} | {values[-1]:.1f}"
 
 
-def measure(gpuolap, cube, loads, drills):
+def put_on_axis(driver, dimension, axis):
+    select = driver.find_element(By.CSS_SELECTOR, f'.axis-card[data-dim={json.dumps(dimension)}] select.axis')
+    if select.get_attribute("value") == axis:
+        return
+    for card in driver.find_elements(By.CSS_SELECTOR, f'.axis-card[data-axis="{axis}"]'):
+        before = driver.execute_script("return window.pivot.generation")
+        Select(card.find_element(By.CSS_SELECTOR, "select.axis")).select_by_value("slicer")
+        wait_for_view(driver, before)
+    before = driver.execute_script("return window.pivot.generation")
+    Select(driver.find_element(By.CSS_SELECTOR, f'.axis-card[data-dim={json.dumps(dimension)}] select.axis')).select_by_value(axis)
+    wait_for_view(driver, before)
+
+
+def measure(gpuolap, cube, loads, drills, rows_dim, columns_dim):
     process, url = start_server(gpuolap, cube)
     driver = browser()
     rows = []
@@ -83,6 +98,10 @@ def measure(gpuolap, cube, loads, drills):
             ready.append(times[1])
         rows.append(("first contentful paint", paint))
         rows.append(("first table drawn (pivot-ready)", ready))
+        if rows_dim:
+            put_on_axis(driver, rows_dim, "rows")
+        if columns_dim:
+            put_on_axis(driver, columns_dim, "columns")
         # The first row dimension's first consolidated element, drilled and rolled up.
         toggle = "#pivot-table tbody th[data-element] .toggle"
         element = driver.find_element(By.CSS_SELECTOR, toggle).find_element(By.XPATH, "..").get_attribute("data-element")
@@ -112,7 +131,8 @@ def measure(gpuolap, cube, loads, drills):
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bin", default="build/src/gpuolap")
-    parser.add_argument("--cubes", default="demo,biker:0.01", help="kind[:scale],... of gpuolap generate")
+    parser.add_argument("--cubes", default="demo,biker:0.01,biker:0.01:Customers:Years",
+                        help="kind[:scale[:rows[:columns]]],...: gpuolap generate's kind and scale, the dimensions put on the axes")
     parser.add_argument("--loads", type=int, default=20)
     parser.add_argument("--drills", type=int, default=20)
     parser.add_argument("--label", default="")
@@ -121,12 +141,13 @@ def main():
         print(f"{args.label}\n" if args.label else "", end="")
         print("| cube | measurement | median ms | p90 ms | max ms |\n|---|---|---:|---:|---:|")
         for spec in args.cubes.split(","):
-            kind, _, scale = spec.partition(":")
-            cube = Path(work) / spec.replace(":", "-")
-            command = [args.bin, "generate", "--kind", kind, "--format", "store", "--out", str(cube)]
-            subprocess.run(command + (["--scale", scale] if scale else []), check=True, capture_output=True)
+            kind, scale, rows_dim, columns_dim = (spec.split(":") + ["", "", ""])[:4]
+            cube = Path(work) / f"{kind}-{scale}"
+            if not cube.exists():
+                command = [args.bin, "generate", "--kind", kind, "--format", "store", "--out", str(cube)]
+                subprocess.run(command + (["--scale", scale] if scale else []), check=True, capture_output=True)
             started = time.monotonic()
-            rows, cells = measure(args.bin, cube, args.loads, args.drills)
+            rows, cells = measure(args.bin, cube, args.loads, args.drills, rows_dim, columns_dim)
             for name, values in rows:
                 print(f"| {spec} | {name} | {summary(values)} |")
             print(f"<!-- {spec}: the drilled view has {cells} target cells; {time.monotonic() - started:.0f} s -->")
