@@ -2,7 +2,9 @@
 
 ``Cube(path)`` opens a cube store for area queries (answered as pyarrow
 Tables or pandas DataFrames), cell reads and writes; ``sql(db_path, query)``
-runs SQL over a database directory of tables. Bad input raises
+runs SQL over a database directory of tables; ``load_table(db_path, name,
+data)`` stores a pandas DataFrame, an Arrow table or a Parquet file as one
+of its tables. Bad input raises
 ``InputError`` (a ValueError) with the message the command ``gpuolap``
 would print. This build is CPU-only.
 """
@@ -10,6 +12,7 @@ would print. This build is CPU-only.
 from ._gpuolap import InputError
 from .cube import Cube
 from .sql import sql
+from .tables import load_table
 
-__all__ = ["Cube", "InputError", "sql"]
+__all__ = ["Cube", "InputError", "load_table", "sql"]
 __version__ = "0.1.0"

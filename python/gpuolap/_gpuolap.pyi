@@ -48,3 +48,6 @@ class Cube:
 
 def sql(db: str, query: str, engine: str, max_rows: int) -> ArrowBatch:
     """Runs one SELECT over a database directory."""
+
+def load_table(db: str, name: str, stream: object, sort_by: list[str], rows_hint: int = 0) -> dict:
+    """Stores an Arrow stream (the PyCapsule of __arrow_c_stream__()) as a table of a database directory."""

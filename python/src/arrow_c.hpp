@@ -1,7 +1,8 @@
 #pragma once
 // The Arrow C data interface (https://arrow.apache.org/docs/format/CDataInterface.html):
-// the two structs a producer fills and a consumer (pyarrow) imports, as the
-// specification defines them. No Arrow library is needed to use them.
+// the two structs a producer fills and a consumer (pyarrow) imports, and the
+// stream of record batches, as the specifications define them. No Arrow
+// library is needed to use them.
 #include <cstdint>
 
 #ifndef ARROW_C_DATA_INTERFACE
@@ -49,3 +50,24 @@ struct ArrowArray {
 }  // extern "C"
 
 #endif  // ARROW_C_DATA_INTERFACE
+
+// The Arrow C stream interface
+// (https://arrow.apache.org/docs/format/CStreamInterface.html): a sequence of
+// record batches of one schema, as the PyCapsule "arrow_array_stream" that
+// pyarrow, pandas' and polars' __arrow_c_stream__ hand out.
+#ifndef ARROW_C_STREAM_INTERFACE
+#define ARROW_C_STREAM_INTERFACE
+
+extern "C" {
+
+struct ArrowArrayStream {
+  int (*get_schema)(struct ArrowArrayStream*, struct ArrowSchema* out);
+  int (*get_next)(struct ArrowArrayStream*, struct ArrowArray* out);
+  const char* (*get_last_error)(struct ArrowArrayStream*);
+  void (*release)(struct ArrowArrayStream*);
+  void* private_data;
+};
+
+}  // extern "C"
+
+#endif  // ARROW_C_STREAM_INTERFACE

@@ -11,6 +11,7 @@
 #include "errors.hpp"
 #include "schema_data.hpp"
 #include "sql_batch.hpp"
+#include "table_load.hpp"
 
 namespace py = pybind11;
 using gpuolap::python::Cube;
@@ -80,4 +81,32 @@ PYBIND11_MODULE(_gpuolap, m) {
 
   m.def("sql", &gpuolap::python::run_sql, py::arg("db"), py::arg("query"), py::arg("engine"), py::arg("max_rows"),
         py::call_guard<py::gil_scoped_release>(), "Runs one SELECT over a database directory; an ArrowBatch.");
+
+  m.def(
+      "load_table",
+      [](const std::string& db, const std::string& name, const py::capsule& stream_capsule,
+         const std::vector<std::string>& sort_by, std::size_t rows_hint) {
+        if (std::string_view(stream_capsule.name() ? stream_capsule.name() : "") != "arrow_array_stream")
+          throw py::type_error("load_table needs an 'arrow_array_stream' capsule (__arrow_c_stream__())");
+        // The PyCapsule protocol: the consumer moves the stream out and marks
+        // the capsule's released, so that its destructor does not release it again.
+        auto* given = stream_capsule.get_pointer<ArrowArrayStream>();
+        ArrowArrayStream stream = *given;
+        given->release = nullptr;
+        gpuolap::python::LoadedTable loaded;
+        {
+          py::gil_scoped_release release;
+          loaded = gpuolap::python::load_table(db, name, &stream, sort_by, rows_hint);
+        }
+        py::dict d;
+        d["rows"] = loaded.rows;
+        d["columns"] = loaded.columns;
+        d["read_seconds"] = loaded.read_seconds;
+        d["sort_seconds"] = loaded.sort_seconds;
+        d["store_seconds"] = loaded.store_seconds;
+        return d;
+      },
+      py::arg("db"), py::arg("name"), py::arg("stream"), py::arg("sort_by"), py::arg("rows_hint") = 0,
+      "Stores an Arrow stream (a PyCapsule from __arrow_c_stream__) as table `name` of the database `db`; "
+      "rows_hint, the rows it holds where known, sizes the columns once.");
 }

@@ -1,0 +1,120 @@
+"""gpuolap.load_table: pandas, Arrow and Parquet into a database's tables,
+read back through SQL and the command, value for value."""
+
+from __future__ import annotations
+
+import datetime
+import random
+
+import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import gpuolap
+
+
+def read_back(db, name: str, order_by: str = "k") -> list[dict]:
+    return gpuolap.sql(db, f"SELECT * FROM {name} ORDER BY {order_by}").to_pylist()
+
+
+def random_table(rows: int, seed: int) -> pa.Table:
+    """Every type load_table takes, with NULLs in every column; k numbers the rows."""
+    rng = random.Random(seed)
+    words = ["", "alpha", "beta", "gamma", "delta", "ü-umlaut", "a,b", 'q"uote', "zeta"]
+
+    def maybe(value):
+        return None if rng.random() < 0.15 else value
+
+    return pa.table({
+        "k": pa.array(range(rows), pa.int64()),
+        "i8": pa.array([maybe(rng.randint(-128, 127)) for _ in range(rows)], pa.int8()),
+        "i32": pa.array([maybe(rng.randint(-2**31, 2**31 - 1)) for _ in range(rows)], pa.int32()),
+        "u64": pa.array([maybe(rng.randint(0, 2**63 - 1)) for _ in range(rows)], pa.uint64()),
+        "flag": pa.array([maybe(rng.random() < 0.5) for _ in range(rows)], pa.bool_()),
+        "f32": pa.array([maybe(rng.choice([0.5, -1.25, 3.0])) for _ in range(rows)], pa.float32()),
+        "f64": pa.array([maybe(rng.uniform(-1e6, 1e6)) for _ in range(rows)], pa.float64()),
+        "day": pa.array([maybe(datetime.date(1960, 1, 1) + datetime.timedelta(days=rng.randint(0, 40000)))
+                         for _ in range(rows)], pa.date32()),
+        "word": pa.array([maybe(rng.choice(words)) for _ in range(rows)], pa.string()),
+        "big_word": pa.array([maybe(rng.choice(words)) for _ in range(rows)], pa.large_string()),
+        "coded": pa.array([maybe(rng.choice(words)) for _ in range(rows)], pa.string()).dictionary_encode(),
+    })
+
+
+def expected_rows(table: pa.Table) -> list[dict]:
+    """What SQL should answer for each row: ints widened, bools as 0/1, strings decoded."""
+    out = []
+    for row in table.to_pylist():
+        row["flag"] = None if row["flag"] is None else int(row["flag"])
+        out.append(row)
+    return out
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_an_arrow_table_in_chunks_reads_back_value_for_value(tmp_path, seed):
+    table = random_table(500, seed)
+    # Several batches, sliced (offsets into shared buffers), each dictionary chunk its own.
+    chunked = pa.Table.from_batches(table.to_batches(max_chunksize=97))
+    loaded = gpuolap.load_table(tmp_path / "db", "t", chunked)
+    assert loaded["rows"] == 500 and loaded["columns"] == len(table.columns)
+    assert read_back(tmp_path / "db", "t") == expected_rows(table)
+
+
+def test_dictionaries_that_differ_between_batches(tmp_path):
+    first = pa.DictionaryArray.from_arrays(pa.array([0, 1, None, 1], pa.int8()), pa.array(["zz", "aa"]))
+    second = pa.DictionaryArray.from_arrays(pa.array([2, 0, 1], pa.int32()), pa.array(["mm", None, "aa"]))
+    k = [pa.array([0, 1, 2, 3], pa.int64()), pa.array([4, 5, 6], pa.int64())]
+    batches = [pa.RecordBatch.from_arrays([k[0], first], ["k", "s"]),
+               pa.RecordBatch.from_arrays([k[1], second.cast(pa.dictionary(pa.int8(), pa.string()))], ["k", "s"])]
+    gpuolap.load_table(tmp_path / "db", "t", pa.Table.from_batches(batches))
+    assert [r["s"] for r in read_back(tmp_path / "db", "t")] == ["zz", "aa", None, "aa", "aa", "mm", None]
+    # Codes are in byte order: MIN and MAX and ORDER BY see the strings' order.
+    rows = gpuolap.sql(tmp_path / "db", "SELECT MIN(s) AS lo, MAX(s) AS hi FROM t").to_pylist()
+    assert rows == [{"lo": "aa", "hi": "zz"}]
+
+
+def test_pandas_with_its_index_left_out(tmp_path):
+    frame = pd.DataFrame({"k": [3, 1, 2], "city": ["Oslo", None, "Lima"], "temp": [1.5, None, 20.25]},
+                         index=[10, 20, 30])
+    gpuolap.load_table(tmp_path / "db", "weather", frame, sort_by=["k"])
+    assert read_back(tmp_path / "db", "weather") == [
+        {"k": 1, "city": None, "temp": None}, {"k": 2, "city": "Lima", "temp": 20.25}, {"k": 3, "city": "Oslo", "temp": 1.5}]
+
+
+def test_parquet_file_with_row_groups_and_the_sort_order_it_records(tmp_path, run_cli):
+    table = random_table(2000, 3)
+    path = tmp_path / "t.parquet"
+    pq.write_table(table, path, row_group_size=300)
+    loaded = gpuolap.load_table(tmp_path / "db", "t", path, sort_by=["word", "k"])
+    assert loaded["rows"] == 2000 and loaded["sort_seconds"] >= 0
+    assert read_back(tmp_path / "db", "t") == expected_rows(table)
+    listing = run_cli("table", "list", "--db", str(tmp_path / "db"))
+    assert "word,k" in listing or "word, k" in listing, listing
+
+
+def test_an_empty_table(tmp_path):
+    gpuolap.load_table(tmp_path / "db", "empty", pa.table({"k": pa.array([], pa.int64()), "s": pa.array([], pa.string())}))
+    assert gpuolap.sql(tmp_path / "db", "SELECT COUNT(*) AS n FROM empty").to_pylist() == [{"n": 0}]
+
+
+@pytest.mark.parametrize("column, message", [
+    (pa.array([datetime.datetime(2024, 1, 1)], pa.timestamp("us")), "column 'x': Arrow type timestamp"),
+    (pa.array([b"\x00"], pa.binary()), "column 'x': Arrow type binary"),
+    (pa.array([[1]], pa.list_(pa.int64())), "column 'x': Arrow type list"),
+    (pa.array([2**63], pa.uint64()), "column 'x', row 1: 9223372036854775808 does not fit int64"),
+    (pa.array([1000], pa.date64()), "column 'x', row 1: date64 1000 ms is not a whole day"),
+])
+def test_types_it_cannot_hold_are_refused_naming_the_column(tmp_path, column, message):
+    with pytest.raises(gpuolap.InputError, match=message.replace("(", r"\(")):
+        gpuolap.load_table(tmp_path / "db", "t", pa.table({"x": column}))
+    assert not (tmp_path / "db" / "t.table").exists()
+
+
+def test_bad_names_and_inputs(tmp_path):
+    with pytest.raises(gpuolap.InputError):
+        gpuolap.load_table(tmp_path / "db", "no spaces", pa.table({"k": [1]}))
+    with pytest.raises(gpuolap.InputError):
+        gpuolap.load_table(tmp_path / "db", "t", pa.table({"k": [1], "s": ["a"]}), sort_by=["missing"])
+    with pytest.raises(TypeError, match="not list"):
+        gpuolap.load_table(tmp_path / "db", "t", [1, 2, 3])
