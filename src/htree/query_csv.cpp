@@ -21,6 +21,7 @@
 #include <unordered_map>
 
 #include "gpuolap/error.hpp"
+#include "gpuolap/formats.hpp"
 #include "htree/htree_io.hpp"
 
 namespace gpuolap::htree {
@@ -350,6 +351,10 @@ QueryFile parse_query_csv(const HTree& tree, std::string text, const std::string
 }
 
 QueryFile read_query_csv(const HTree& tree, const std::filesystem::path& csv, std::pmr::memory_resource* memory) {
+  std::error_code ec;
+  // A pipe or a terminal has no size to read up to: read it as a stream
+  // (a directory or a missing file is refused there, by name).
+  if (!std::filesystem::is_regular_file(csv, ec)) return parse_query_csv(tree, read_text_file(csv), csv.string(), memory);
   std::ifstream in(csv, std::ios::binary);
   if (!in) throw InputError(fmt::format("{}: cannot open", csv.string()));
   in.seekg(0, std::ios::end);
