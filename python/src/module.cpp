@@ -10,6 +10,7 @@
 #include "cube.hpp"
 #include "errors.hpp"
 #include "schema_data.hpp"
+#include "htree_tree.hpp"
 #include "sql_batch.hpp"
 #include "table_load.hpp"
 
@@ -81,6 +82,56 @@ PYBIND11_MODULE(_gpuolap, m) {
 
   m.def("sql", &gpuolap::python::run_sql, py::arg("db"), py::arg("query"), py::arg("engine"), py::arg("max_rows"),
         py::call_guard<py::gil_scoped_release>(), "Runs one SELECT over a database directory; an ArrowBatch.");
+
+  m.def(
+      "build_htree",
+      [](const std::string& db, const std::string& table, const std::string& measure, const std::string& out,
+         const std::vector<std::string>& order, const std::string& engine, bool replace) {
+        gpuolap::python::BuiltHTree built;
+        {
+          py::gil_scoped_release release;
+          built = gpuolap::python::build_htree(db, table, measure, out, order, engine, replace);
+        }
+        py::dict d;
+        d["tuples"] = built.tuples;
+        d["leaves"] = built.leaves;
+        d["nodes"] = built.nodes;
+        d["engine"] = built.engine;
+        d["build_seconds"] = built.build_seconds;
+        return d;
+      },
+      py::arg("db"), py::arg("table"), py::arg("measure"), py::arg("out"), py::arg("order"), py::arg("engine"),
+      py::arg("replace"), "Builds an H-tree over a table of a database and stores it durably in `out`.");
+
+  using gpuolap::python::HTreeHandle;
+  py::class_<HTreeHandle>(m, "HTree", "A durable H-tree opened (holding its lock until closed).")
+      .def(py::init<const std::string&, const std::string&>(), py::arg("path"), py::arg("engine"),
+           py::call_guard<py::gil_scoped_release>(), "Opens the tree in `path`, replaying its log.")
+      .def_property_readonly("path", &HTreeHandle::dir)
+      .def_property_readonly("engine", &HTreeHandle::engine)
+      .def_property_readonly("dimensions", &HTreeHandle::dimensions, "The popular path, root to leaves.")
+      .def_property_readonly("measure", &HTreeHandle::measure)
+      .def_property_readonly("tuples", &HTreeHandle::tuples)
+      .def_property_readonly("leaves", &HTreeHandle::leaves)
+      .def_property_readonly("nodes", &HTreeHandle::nodes)
+      .def(
+          "append",
+          [](HTreeHandle& t, const py::capsule& stream_capsule, std::size_t rows_hint) {
+            if (std::string_view(stream_capsule.name() ? stream_capsule.name() : "") != "arrow_array_stream")
+              throw py::type_error("append needs an 'arrow_array_stream' capsule (__arrow_c_stream__())");
+            auto* given = stream_capsule.get_pointer<ArrowArrayStream>();
+            ArrowArrayStream stream = *given;
+            given->release = nullptr;  // moved out (the PyCapsule protocol)
+            py::gil_scoped_release release;
+            return t.append(&stream, rows_hint);
+          },
+          py::arg("stream"), py::arg("rows_hint") = 0, "Appends a batch (durable when it returns); its rows.")
+      .def("query", &HTreeHandle::query, py::arg("csv"), py::call_guard<py::gil_scoped_release>(),
+           "Answers a query file's text: an ArrowBatch of count, sum, min, max, avg.")
+      .def("checkpoint", &HTreeHandle::checkpoint, py::call_guard<py::gil_scoped_release>(),
+           "A new snapshot and an empty log.")
+      .def("close", &HTreeHandle::close, py::call_guard<py::gil_scoped_release>(), "Releases the tree and its lock.")
+      .def_property_readonly("closed", &HTreeHandle::closed);
 
   m.def(
       "load_table",

@@ -1,0 +1,91 @@
+#include "htree_tree.hpp"
+
+#include <chrono>
+
+#include "arrow_import.hpp"
+#include "gpuolap/error.hpp"
+#include "htree/htree.hpp"
+#include "htree/htree_io.hpp"
+#include "table/database.hpp"
+
+namespace gpuolap::python {
+
+BuiltHTree build_htree(const std::string& db, const std::string& table, const std::string& measure,
+                       const std::string& out, const std::vector<std::string>& order, const std::string& engine,
+                       bool replace) {
+  const auto t = table::Database(db).load(table);
+  htree::HTree tree = htree::tree_shell(*t, order, measure);
+  const htree::CodedTuples tuples = htree::code_rows(tree, *t, "table " + table);
+  const htree::Engine e = htree::resolve_engine(htree::parse_engine(engine));
+  const auto start = std::chrono::steady_clock::now();
+  if (e == htree::Engine::Gpu) {
+    htree::GpuHTree gpu(-1, {});
+    gpu.build(htree::cardinalities(tree), tuples);
+    gpu.download(tree);
+    tree.tuples = tuples.size();
+  } else {
+    htree::build(tree, tuples, e);
+  }
+  BuiltHTree built;
+  built.build_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  htree::DurableHTree::create(out, tree, replace);
+  built.tuples = tree.tuples;
+  built.leaves = tree.leaf_count();
+  built.nodes = tree.node_count();
+  built.engine = std::string(htree::engine_name(e));
+  return built;
+}
+
+HTreeHandle::HTreeHandle(const std::string& dir, const std::string& engine)
+    : dir_(dir), tree_(std::make_unique<htree::DurableHTree>(dir, htree::parse_engine(engine))) {}
+
+htree::DurableHTree& HTreeHandle::open() const {
+  if (!tree_) throw InputError("HTree: the tree " + dir_ + " is closed");
+  return *tree_;
+}
+
+std::string HTreeHandle::engine() const { return std::string(htree::engine_name(open().engine())); }
+std::vector<std::string> HTreeHandle::dimensions() const { return open().meta().dimensions; }
+std::string HTreeHandle::measure() const { return open().meta().measure; }
+std::uint64_t HTreeHandle::tuples() const { return open().meta().tuples; }
+std::size_t HTreeHandle::leaves() const { return open().leaf_count(); }
+std::size_t HTreeHandle::nodes() const { return open().node_count(); }
+
+std::size_t HTreeHandle::append(ArrowArrayStream* stream, std::size_t rows_hint) {
+  htree::DurableHTree& tree = open();
+  const table::Table batch = table_from_arrow(stream, "batch", rows_hint);
+  tree.append(batch, "HTree.append");
+  return batch.row_count();
+}
+
+std::unique_ptr<ExportedBatch> HTreeHandle::query(const std::string& csv) {
+  htree::DurableHTree& tree = open();
+  const htree::QueryFile queries = htree::parse_query_csv(tree.meta(), csv, "HTree.query", tree.query_memory());
+  htree::Answers answers = tree.query(queries.batch);
+  const std::size_t n = answers.size();
+  std::vector<std::uint64_t> count(n);
+  std::vector<double> sum(n), min(n), max(n), avg(n);
+  std::vector<std::uint8_t> empty(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const htree::Aggregate& a = answers.data()[i];
+    count[i] = a.count;
+    empty[i] = a.count == 0;
+    sum[i] = a.count ? a.sum : 0;
+    min[i] = a.count ? a.min : 0;
+    max[i] = a.count ? a.max : 0;
+    avg[i] = a.count ? a.sum / static_cast<double>(a.count) : 0;
+  }
+  std::vector<ArrowColumn> columns;
+  columns.push_back(uint64_column("count", count));
+  columns.push_back(float64_column("sum", sum, &empty));
+  columns.push_back(float64_column("min", min, &empty));
+  columns.push_back(float64_column("max", max, &empty));
+  columns.push_back(float64_column("avg", avg, &empty));
+  return std::make_unique<ExportedBatch>(std::move(columns), static_cast<int64_t>(n));
+}
+
+void HTreeHandle::checkpoint() { open().checkpoint(); }
+
+void HTreeHandle::close() { tree_.reset(); }
+
+}  // namespace gpuolap::python
