@@ -102,3 +102,14 @@ def test_errors_name_what_is_wrong(htree_db, tmp_path):
         gpuolap.HTree.build(htree_db, "d4c6t3k", "m", tmp_path / "tree")  # already there
     with pytest.raises(gpuolap.InputError):
         gpuolap.HTree.build(htree_db, "d4c6t3k", "nope", tmp_path / "other")
+
+
+def test_the_example_script_runs(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[2] / "examples" / "sales_from_pandas.py"
+    done = subprocess.run([sys.executable, str(script), str(tmp_path)], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert "25071" in done.stdout  # north's count after the appended sale
