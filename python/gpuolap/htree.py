@@ -146,6 +146,8 @@ def _query_csv(queries: pa.Table) -> str:
     def field(value: Any) -> str:
         if value is None:
             return ""
+        if isinstance(value, bool):  # stored as int64 0 and 1
+            return str(int(value))
         if isinstance(value, float):
             return repr(value)
         if isinstance(value, (datetime.date, datetime.datetime)):

@@ -20,13 +20,15 @@ def load_table(
 
     ``data`` is a pandas DataFrame (its index left out), a pyarrow Table,
     RecordBatch or RecordBatchReader, anything else with
-    ``__arrow_c_stream__`` (a polars DataFrame, a DuckDB result), or the
-    path of a Parquet file (its string columns read as dictionaries). The
+    ``__arrow_c_stream__`` (a DuckDB result, say), or the path of a Parquet
+    file (its string columns read as dictionaries). The
     columns cross through the Arrow C stream interface, batch by batch, and
     become gpuolap's types: integers and bool as int64, floats as double,
     date32/date64 as date, strings (also dictionary-encoded) as string;
-    NULLs stay NULLs. Any other type (a timestamp, say) raises InputError
-    naming the column: cast it first. ``sort_by`` sorts the rows by those
+    NULLs stay NULLs; NaN and infinities are kept as they are (pandas' NaN
+    arrives as NULL). Any other type (a timestamp, or the string_view that
+    some producers export) raises InputError naming the column: cast it
+    first. ``sort_by`` sorts the rows by those
     columns and records the order, as ``gpuolap table load --sort-by``.
 
     The database is created when missing; a table of that name is replaced,

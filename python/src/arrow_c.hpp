@@ -54,7 +54,7 @@ struct ArrowArray {
 // The Arrow C stream interface
 // (https://arrow.apache.org/docs/format/CStreamInterface.html): a sequence of
 // record batches of one schema, as the PyCapsule "arrow_array_stream" that
-// pyarrow, pandas' and polars' __arrow_c_stream__ hand out.
+// pyarrow's and other producers' __arrow_c_stream__ hand out.
 #ifndef ARROW_C_STREAM_INTERFACE
 #define ARROW_C_STREAM_INTERFACE
 

@@ -135,7 +135,9 @@ class ColumnReader {
         sorted[i] = std::move(column_.dictionary[order[i]]);
       }
       column_.dictionary = std::move(sorted);
-      for (int32_t& code : column_.int32s) code = rank[code];
+      // A NULL row holds 0, which is no code when the dictionary is empty.
+      for (size_t r = 0; r < column_.int32s.size(); ++r)
+        if (!is_null_row(r)) column_.int32s[r] = rank[column_.int32s[r]];
     }
     if (!column_.nulls.empty()) {
       for (size_t r = 0; r < column_.nulls.size(); ++r) {

@@ -1,6 +1,6 @@
 #pragma once
-// Tables from Arrow: every record batch of an Arrow C stream (pyarrow's,
-// pandas' or polars' __arrow_c_stream__) read into a table::Table, without
+// Tables from Arrow: every record batch of an Arrow C stream (pyarrow's or
+// a DuckDB result's __arrow_c_stream__) read into a table::Table, without
 // an Arrow library. Arrow's types become gpuolap's:
 //   int8 … int64, uint8 … uint64 (a value past 2^63 − 1 is an error),
 //   bool (0 or 1)                          -> int64

@@ -44,21 +44,46 @@ htree::DurableHTree& HTreeHandle::open() const {
   return *tree_;
 }
 
-std::string HTreeHandle::engine() const { return std::string(htree::engine_name(open().engine())); }
-std::vector<std::string> HTreeHandle::dimensions() const { return open().meta().dimensions; }
-std::string HTreeHandle::measure() const { return open().meta().measure; }
-std::uint64_t HTreeHandle::tuples() const { return open().meta().tuples; }
-std::size_t HTreeHandle::leaves() const { return open().leaf_count(); }
-std::size_t HTreeHandle::nodes() const { return open().node_count(); }
+std::string HTreeHandle::engine() const {
+  const std::lock_guard lock(mutex_);
+  return std::string(htree::engine_name(open().engine()));
+}
+std::vector<std::string> HTreeHandle::dimensions() const {
+  const std::lock_guard lock(mutex_);
+  return open().meta().dimensions;
+}
+std::string HTreeHandle::measure() const {
+  const std::lock_guard lock(mutex_);
+  return open().meta().measure;
+}
+std::uint64_t HTreeHandle::tuples() const {
+  const std::lock_guard lock(mutex_);
+  return open().meta().tuples;
+}
+std::size_t HTreeHandle::leaves() const {
+  const std::lock_guard lock(mutex_);
+  return open().leaf_count();
+}
+std::size_t HTreeHandle::nodes() const {
+  const std::lock_guard lock(mutex_);
+  return open().node_count();
+}
+bool HTreeHandle::closed() const {
+  const std::lock_guard lock(mutex_);
+  return !tree_;
+}
 
 std::size_t HTreeHandle::append(ArrowArrayStream* stream, std::size_t rows_hint) {
-  htree::DurableHTree& tree = open();
+  // Read first: table_from_arrow releases the stream whatever happens.
   const table::Table batch = table_from_arrow(stream, "batch", rows_hint);
+  const std::lock_guard lock(mutex_);
+  htree::DurableHTree& tree = open();
   tree.append(batch, "HTree.append");
   return batch.row_count();
 }
 
 std::unique_ptr<ExportedBatch> HTreeHandle::query(const std::string& csv) {
+  const std::lock_guard lock(mutex_);
   htree::DurableHTree& tree = open();
   const htree::QueryFile queries = htree::parse_query_csv(tree.meta(), csv, "HTree.query", tree.query_memory());
   htree::Answers answers = tree.query(queries.batch);
@@ -84,8 +109,14 @@ std::unique_ptr<ExportedBatch> HTreeHandle::query(const std::string& csv) {
   return std::make_unique<ExportedBatch>(std::move(columns), static_cast<int64_t>(n));
 }
 
-void HTreeHandle::checkpoint() { open().checkpoint(); }
+void HTreeHandle::checkpoint() {
+  const std::lock_guard lock(mutex_);
+  open().checkpoint();
+}
 
-void HTreeHandle::close() { tree_.reset(); }
+void HTreeHandle::close() {
+  const std::lock_guard lock(mutex_);
+  tree_.reset();
+}
 
 }  // namespace gpuolap::python

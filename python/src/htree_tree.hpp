@@ -5,6 +5,7 @@
 // as Arrow record batches.
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -43,8 +44,11 @@ class HTreeHandle {
   std::size_t leaves() const;
   std::size_t nodes() const;
 
+  // Every method may be called from any Python thread (the GIL released):
+  // they take turns on the tree.
   // Appends a batch (an Arrow stream with every dimension and the measure),
-  // durable when it returns; the batch's rows.
+  // durable when it returns; the batch's rows. The stream is released, also
+  // when the tree is closed.
   std::size_t append(ArrowArrayStream* stream, std::size_t rows_hint);
   // Answers the queries of `csv` (the query file's format: a header naming
   // every dimension, a value or * per field) as columns count (uint64), sum,
@@ -52,12 +56,13 @@ class HTreeHandle {
   std::unique_ptr<ExportedBatch> query(const std::string& csv);
   void checkpoint();
   void close();
-  bool closed() const { return !tree_; }
+  bool closed() const;
 
  private:
   htree::DurableHTree& open() const;
 
   std::string dir_;
+  mutable std::mutex mutex_;
   std::unique_ptr<htree::DurableHTree> tree_;
 };
 

@@ -16,6 +16,23 @@
 
 namespace py = pybind11;
 using gpuolap::python::Cube;
+
+namespace {
+
+// The stream of an "arrow_array_stream" PyCapsule, moved out as the
+// PyCapsule protocol says: the capsule's copy is marked released, so that
+// its destructor does not release it again. A capsule read before is refused.
+ArrowArrayStream move_stream(const py::capsule& capsule) {
+  if (std::string_view(capsule.name() ? capsule.name() : "") != "arrow_array_stream")
+    throw py::type_error("expected an 'arrow_array_stream' capsule (from __arrow_c_stream__())");
+  auto* given = capsule.get_pointer<ArrowArrayStream>();
+  if (!given->release) throw py::value_error("this Arrow stream was read already: ask __arrow_c_stream__() again");
+  ArrowArrayStream stream = *given;
+  given->release = nullptr;
+  return stream;
+}
+
+}  // namespace
 using gpuolap::python::ExportedBatch;
 
 PYBIND11_MODULE(_gpuolap, m) {
@@ -117,11 +134,7 @@ PYBIND11_MODULE(_gpuolap, m) {
       .def(
           "append",
           [](HTreeHandle& t, const py::capsule& stream_capsule, std::size_t rows_hint) {
-            if (std::string_view(stream_capsule.name() ? stream_capsule.name() : "") != "arrow_array_stream")
-              throw py::type_error("append needs an 'arrow_array_stream' capsule (__arrow_c_stream__())");
-            auto* given = stream_capsule.get_pointer<ArrowArrayStream>();
-            ArrowArrayStream stream = *given;
-            given->release = nullptr;  // moved out (the PyCapsule protocol)
+            ArrowArrayStream stream = move_stream(stream_capsule);
             py::gil_scoped_release release;
             return t.append(&stream, rows_hint);
           },
@@ -137,13 +150,7 @@ PYBIND11_MODULE(_gpuolap, m) {
       "load_table",
       [](const std::string& db, const std::string& name, const py::capsule& stream_capsule,
          const std::vector<std::string>& sort_by, std::size_t rows_hint) {
-        if (std::string_view(stream_capsule.name() ? stream_capsule.name() : "") != "arrow_array_stream")
-          throw py::type_error("load_table needs an 'arrow_array_stream' capsule (__arrow_c_stream__())");
-        // The PyCapsule protocol: the consumer moves the stream out and marks
-        // the capsule's released, so that its destructor does not release it again.
-        auto* given = stream_capsule.get_pointer<ArrowArrayStream>();
-        ArrowArrayStream stream = *given;
-        given->release = nullptr;
+        ArrowArrayStream stream = move_stream(stream_capsule);
         gpuolap::python::LoadedTable loaded;
         {
           py::gil_scoped_release release;

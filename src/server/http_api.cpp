@@ -60,6 +60,17 @@ bool has_bearer_scheme(const std::string& auth) {
          });
 }
 
+// Whether an Origin ("http://host:port") names the host and port the request
+// was sent to (its Host header), compared in any case.
+bool same_origin(const std::string& origin, const std::string& host) {
+  const auto scheme_end = origin.find("://");
+  if (scheme_end == std::string::npos || host.empty()) return false;
+  const std::string_view site = std::string_view(origin).substr(scheme_end + 3);
+  return site.size() == host.size() && std::equal(site.begin(), site.end(), host.begin(), [](char a, char b) {
+           return std::tolower(static_cast<unsigned char>(a)) == std::tolower(static_cast<unsigned char>(b));
+         });
+}
+
 bool same_token(const std::string& a, const std::string& b) {
   // Compares in time independent of where they differ.
   unsigned char diff = a.size() != b.size();
@@ -192,6 +203,14 @@ void HttpApi::add_cube_routes() {
 }
 
 void HttpApi::check_write_token(const HttpRequest& req) const {
+  // A browser names the page's site in Origin on every POST a page makes. A
+  // page of another site could otherwise write to a server on localhost that
+  // has no token (a "simple" text/plain POST needs no CORS consent, and the
+  // body is read as JSON whatever its type); curl and other clients send no
+  // Origin.
+  const std::string origin = req.header("Origin");
+  if (!origin.empty() && !same_origin(origin, req.header("Host")))
+    throw ApiError(403, "forbidden", fmt::format("a write from a page of another site ({}) is refused", origin));
   if (options_.token.empty()) return;
   const std::string auth = req.header("Authorization");
   if (auth.empty()) throw ApiError(401, "unauthorized", "writes need an \"Authorization: Bearer TOKEN\" header");

@@ -98,6 +98,8 @@ def test_errors_name_what_is_wrong(htree_db, tmp_path):
             tree.query("d1,d2,d3,d4\nx,*,*,*\n")
     with pytest.raises(gpuolap.InputError, match="closed"):
         tree.query("d1,d2,d3,d4\n*,*,*,*\n")
+    with pytest.raises(gpuolap.InputError, match="closed"):
+        tree.append(pd.DataFrame({"d1": [1], "d2": [2], "d3": [3], "d4": [4], "m": [1]}))
     with pytest.raises(gpuolap.InputError):
         gpuolap.HTree.build(htree_db, "d4c6t3k", "m", tmp_path / "tree")  # already there
     with pytest.raises(gpuolap.InputError):

@@ -118,3 +118,16 @@ def test_bad_names_and_inputs(tmp_path):
         gpuolap.load_table(tmp_path / "db", "t", pa.table({"k": [1], "s": ["a"]}), sort_by=["missing"])
     with pytest.raises(TypeError, match="not list"):
         gpuolap.load_table(tmp_path / "db", "t", [1, 2, 3])
+
+
+def test_a_string_column_of_nulls_only(tmp_path):
+    # No string at all: the dictionary is empty and every row NULL.
+    gpuolap.load_table(tmp_path / "db", "t", pa.table({"k": [1, 2], "s": pa.array([None, None], pa.string())}))
+    assert read_back(tmp_path / "db", "t") == [{"k": 1, "s": None}, {"k": 2, "s": None}]
+
+
+def test_a_stream_is_read_once(tmp_path):
+    stream = pa.table({"k": [1]}).__arrow_c_stream__()
+    gpuolap._gpuolap.load_table(str(tmp_path / "db"), "t", stream, [], 0)
+    with pytest.raises(ValueError, match="read already"):
+        gpuolap._gpuolap.load_table(str(tmp_path / "db"), "t", stream, [], 0)

@@ -507,6 +507,25 @@ TEST_F(HttpApiTest, AreaMeasureDefaultsToTheFirst) {
   EXPECT_EQ(r.body["cells"][0]["value"], 30.0) << r.text;
 }
 
+// A page of another site may not write through the user's browser, with or
+// without a token set; the server's own page (same Origin) and clients that
+// send no Origin may.
+TEST_F(HttpApiTest, WritesFromAPageOfAnotherSiteAreRefused) {
+  start();
+  const nlohmann::json body{{"path", "a,2025"}, {"value", 41}};
+  Reply r = post_text("/cell/replace", body.dump(), {{"Origin", "http://evil.example"}});
+  EXPECT_EQ(r.status, 403) << r.text;
+  EXPECT_NE(r.text.find("another site"), std::string::npos) << r.text;
+  EXPECT_EQ(post("/cube/save", json::object(), {{"Origin", "null"}}).status, 403);
+  EXPECT_EQ(service_->stats().writes, 0u);
+  r = post("/cell/replace", body, {{"Origin", "http://127.0.0.1:" + std::to_string(port_)}});
+  EXPECT_EQ(r.status, 200) << r.text;
+  EXPECT_EQ(post("/cell/replace", {{"path", "a,2025"}, {"value", 42}}).status, 200);
+  EXPECT_EQ(value("a,2025"), 42.0);
+  // Reads answer any page (the answers are the page's to show, not to change).
+  EXPECT_EQ(post("/cell/values", {{"paths", {"a,2025"}}}, {{"Origin", "http://evil.example"}}).status, 200);
+}
+
 // The auth scheme is case-insensitive (RFC 7235); the token is not.
 TEST_F(HttpApiTest, TheBearerSchemeIsReadInAnyCase) {
   start({}, "t0ken");

@@ -57,14 +57,14 @@
   function makeDimension(name, list) {
     const byName = new Map(list.elements.map((e) => [e.name, e]));
     const tops = list.elements.filter((e) => e.parents.length === 0).map((e) => e.name);
-    return { name, elements: list.elements, byName, tops, axis: 'slicer', slice: defaultSlice(list.elements, tops), expanded: new Set() };
+    return { name, elements: list.elements, byName, tops, axis: 'slicer', slice: defaultSlice(list.elements), expanded: new Set() };
   }
 
   // The slicer's first element: the top element with the most levels under
   // it (a dimension's "All"), the first such in schema order.
-  function defaultSlice(elements, tops) {
+  function defaultSlice(elements) {
     let best = null;
-    for (const e of elements) if (tops.includes(e.name) && (best === null || e.level > best.level)) best = e;
+    for (const e of elements) if (e.parents.length === 0 && (best === null || e.level > best.level)) best = e;
     return best ? best.name : elements[0].name;
   }
 
@@ -113,7 +113,7 @@
 
   function formatValue(v) {
     if (v === undefined || v === null) return '';
-    if ($('aggregate').value === 'count') return String(v);
+    if (state.answer && state.answer.aggregate === 'count') return String(v);
     return v.toLocaleString(undefined, { maximumFractionDigits: 2 });
   }
 
@@ -158,7 +158,7 @@
       }
       if (colDims.length === 0) {
         const th = document.createElement('th');
-        th.textContent = `${$('aggregate').value}(${$('measure').value})`;
+        th.textContent = `${state.answer.aggregate}(${state.answer.measure})`;
         tr.appendChild(th);
         continue;
       }
@@ -275,13 +275,19 @@
       const axis = document.createElement('select');
       axis.className = 'axis';
       for (const a of ['rows', 'columns', 'slicer']) axis.add(new Option(a, a, false, a === dim.axis));
-      axis.addEventListener('change', () => { dim.axis = axis.value; drawAxes(); refresh().catch(() => {}); });
+      axis.addEventListener('change', () => {
+        const before = dim.axis;
+        change(() => { dim.axis = axis.value; drawAxes(); }, () => { dim.axis = before; });
+      });
       card.append(name, axis);
       if (dim.axis === 'slicer') {
         const slice = document.createElement('select');
         slice.className = 'slice';
         for (const e of dim.elements) slice.add(new Option(e.name, e.name, false, e.name === dim.slice));
-        slice.addEventListener('change', () => { dim.slice = slice.value; refresh().catch(() => {}); });
+        slice.addEventListener('change', () => {
+          const before = dim.slice;
+          change(() => { dim.slice = slice.value; }, () => { dim.slice = before; });
+        });
         card.appendChild(slice);
       }
       section.appendChild(card);
@@ -298,25 +304,32 @@
 
   // Asks the area of the current view and draws it; `note` leads the status
   // line. A view the server refuses (too many cells, say) leaves the
-  // previous one drawn.
+  // previous one drawn and throws. An answer that comes after a later
+  // request was made is dropped (false): only the latest view is drawn, from
+  // the rows and columns as they were when it was asked.
+  let latestRequest = 0;
   async function refresh(note = '') {
     const table = $('pivot-table');
     table.dataset.state = 'loading';
     const started = performance.now();
     const request = areaRequest();
+    const sequence = ++latestRequest;
+    const rowDims = onAxis('rows'), colDims = onAxis('columns');
+    const view = [rowDims, tuples(rowDims), colDims, tuples(colDims)];
     let answer;
     try {
       answer = await api('POST', '/cell/area', request);
     } catch (e) {
+      if (sequence !== latestRequest) return false;
       table.dataset.state = 'error';
       setStatus(e.message, true);
       throw e;
     }
+    if (sequence !== latestRequest) return false;
     const answered = performance.now();
     state.answer = answer;
     state.cells = new Map(answer.cells.map((c) => [pathKey(c.path), c.value]));
-    const rowDims = onAxis('rows'), colDims = onAxis('columns');
-    state.view = [rowDims, tuples(rowDims), colDims, tuples(colDims)];
+    state.view = view;
     drawTable(...state.view);
     drawChart(...state.view);
     const drawn = performance.now();
@@ -331,29 +344,43 @@
       pivot.ready = true;
       performance.mark('pivot-ready');
     }
+    return true;
+  }
+
+  // Makes a change to the view (`apply`) and asks for it; when the server
+  // refuses the new view, `revert` undoes the change, so that the controls
+  // say what the drawn view shows.
+  async function change(apply, revert) {
+    apply();
+    try {
+      await refresh();
+    } catch (e) {
+      revert();
+      drawAxes();
+    }
   }
 
   // Drills down into an element (its children appear) or rolls it up (its
   // descendants disappear, and are rolled up too).
-  async function toggle(dimIndex, name) {
+  function toggle(dimIndex, name) {
     const dim = state.dims[dimIndex];
     const before = new Set(dim.expanded);
-    if (dim.expanded.has(name)) {
-      const rollUp = (n) => { dim.expanded.delete(n); for (const c of dim.byName.get(n).children) rollUp(c.name); };
-      rollUp(name);
-    } else {
-      dim.expanded.add(name);
-    }
-    try {
-      await refresh();
-    } catch (e) {
-      dim.expanded = before;  // the server refused the view: keep the last one
-    }
+    change(() => {
+      if (dim.expanded.has(name)) {
+        const rollUp = (n) => { dim.expanded.delete(n); for (const c of dim.byName.get(n).children) rollUp(c.name); };
+        rollUp(name);
+      } else {
+        dim.expanded.add(name);
+      }
+    }, () => { dim.expanded = before; });
   }
 
   function editCell(td, path, value) {
     if (td.querySelector('input')) return;
-    if ($('aggregate').value !== 'sum') {
+    // The measure and aggregate of the view drawn, not of the menus (which
+    // may already ask for another).
+    const { measure, aggregate } = state.answer;
+    if (aggregate !== 'sum') {
       setStatus('a cell is written through the sum: choose the aggregate sum to write', true);
       return;
     }
@@ -378,7 +405,7 @@
       input.removeEventListener('blur', cancel);
       input.disabled = true;
       try {
-        const written = await api('POST', '/cell/replace', { path, value: number, measure: $('measure').value });
+        const written = await api('POST', '/cell/replace', { path, value: number, measure });
         await refresh(`wrote ${path.join(', ')}: ${written.cells_written} base cell(s), log sequence ${written.sequence} · `);
       } catch (e) {
         setStatus(e.message, true);
@@ -406,7 +433,13 @@
       setStatus(`${e.message} (this page needs a server started with --cube)`, true);
       return;
     }
-    for (const id of ['measure', 'aggregate']) $(id).addEventListener('change', () => refresh().catch(() => {}));
+    for (const id of ['measure', 'aggregate']) {
+      const select = $(id);
+      select.addEventListener('change', () => {
+        const before = state.answer ? state.answer[id] : select.value;
+        change(() => {}, () => { select.value = before; });
+      });
+    }
     $('chart-kind').addEventListener('change', () => { if (state.view) drawChart(...state.view); });
     drawAxes();
     refresh().catch(() => {});

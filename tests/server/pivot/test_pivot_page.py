@@ -212,3 +212,50 @@ def test_the_page_is_in_the_binary_and_fetches_nothing_from_elsewhere(demo_serve
             body = response.read().decode()
         assert not re.search(r"(src|href)\s*=\s*[\"']?(https?:)?//", body), f"{path} loads something from elsewhere"
         assert "fetch('http" not in body and 'fetch("http' not in body
+
+
+def test_a_view_the_server_refuses_leaves_the_last_one_and_its_controls(gpuolap_bin, tmp_path, browser):
+    from conftest import start_server, stop_server
+    import subprocess
+
+    cube = tmp_path / "demo"
+    subprocess.run([str(gpuolap_bin), "generate", "--kind", "demo", "--format", "store", "--out", str(cube)],
+                   check=True, capture_output=True)
+    server = start_server(gpuolap_bin, cube, "--max-cells", "8")
+    try:
+        open_page(browser, server)
+        info = server.call("GET", "/cube/info")
+        rows_dim, _, slicer_dim = (d["name"] for d in info["dimensions"])
+        years = server.elements(rows_dim)
+        top = row_headers(browser, rows_dim)[0]
+        click_element(browser, rows_dim, top)  # 4 years x 2 products: 8 cells, at the limit
+        drilled = row_headers(browser, rows_dim)
+        # Drilling a year too asks for more than 8 cells: refused; the view and its toggle stay.
+        year = next(c["name"] for c in years[top]["children"] if years[c["name"]]["children"])
+        browser.find_element(By.CSS_SELECTOR, f'th[data-dim="{rows_dim}"][data-element="{year}"] .toggle').click()
+        WebDriverWait(browser, 30).until(lambda d: "too_many_cells" in d.find_element(By.ID, "status").text)
+        assert row_headers(browser, rows_dim) == drilled
+        toggle = browser.find_element(By.CSS_SELECTOR, f'th[data-dim="{rows_dim}"][data-element="{year}"] .toggle')
+        assert toggle.get_attribute("data-expanded") == "false"
+
+        def move(dimension: str, axis: str) -> None:
+            before = generation(browser)
+            Select(browser.find_element(By.CSS_SELECTOR, f'.axis-card[data-dim="{dimension}"] select.axis')).select_by_value(axis)
+            wait_for_view(browser, before)
+
+        # The years to the slicer, the regions to the rows, drilled: 4 regions x 2 products.
+        move(rows_dim, "slicer")
+        move(slicer_dim, "rows")
+        click_element(browser, slicer_dim, row_headers(browser, slicer_dim)[0])
+        # The drilled years back onto the rows would make 32 cells: refused, their card goes back to the slicer.
+        Select(browser.find_element(By.CSS_SELECTOR, f'.axis-card[data-dim="{rows_dim}"] select.axis')).select_by_value("rows")
+        WebDriverWait(browser, 30).until(lambda d: "too_many_cells" in d.find_element(By.ID, "status").text)
+        WebDriverWait(browser, 30).until(lambda d: d.find_element(
+            By.CSS_SELECTOR, f'.axis-card[data-dim="{rows_dim}"]').get_attribute("data-axis") == "slicer")
+        # The view that fits still works, and its numbers are the API's.
+        before = generation(browser)
+        Select(browser.find_element(By.ID, "aggregate")).select_by_value("max")
+        wait_for_view(browser, before)
+        assert_cells_match_api(server, browser, aggregate="max")
+    finally:
+        stop_server(server)
