@@ -1,11 +1,9 @@
 #include "htree_tree.hpp"
 
-#include <chrono>
-
 #include "arrow_import.hpp"
 #include "gpuolap/error.hpp"
-#include "htree/htree.hpp"
 #include "htree/htree_io.hpp"
+#include "htree/table_build.hpp"
 #include "table/database.hpp"
 
 namespace gpuolap::python {
@@ -14,25 +12,15 @@ BuiltHTree build_htree(const std::string& db, const std::string& table, const st
                        const std::string& out, const std::vector<std::string>& order, const std::string& engine,
                        bool replace) {
   const auto t = table::Database(db).load(table);
-  htree::HTree tree = htree::tree_shell(*t, order, measure);
-  const htree::CodedTuples tuples = htree::code_rows(tree, *t, "table " + table);
-  const htree::Engine e = htree::resolve_engine(htree::parse_engine(engine));
-  const auto start = std::chrono::steady_clock::now();
-  if (e == htree::Engine::Gpu) {
-    htree::GpuHTree gpu(-1, {});
-    gpu.build(htree::cardinalities(tree), tuples);
-    gpu.download(tree);
-    tree.tuples = tuples.size();
-  } else {
-    htree::build(tree, tuples, e);
-  }
+  const htree::TableBuild b =
+      htree::build_from_table(*t, "table " + table, order, measure, htree::parse_engine(engine));
+  htree::DurableHTree::create(out, b.tree, replace);
   BuiltHTree built;
-  built.build_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  htree::DurableHTree::create(out, tree, replace);
-  built.tuples = tree.tuples;
-  built.leaves = tree.leaf_count();
-  built.nodes = tree.node_count();
-  built.engine = std::string(htree::engine_name(e));
+  built.build_seconds = b.build_ms / 1000.0;
+  built.tuples = b.tree.tuples;
+  built.leaves = b.tree.leaf_count();
+  built.nodes = b.tree.node_count();
+  built.engine = std::string(htree::engine_name(b.engine));
   return built;
 }
 

@@ -10,6 +10,7 @@
 #include "htree/gpu/htree_gpu.hpp"
 #include "htree/htree.hpp"
 #include "htree/htree_io.hpp"
+#include "htree/table_build.hpp"
 #include "table/database.hpp"
 
 namespace gpuolap::cli {
@@ -40,28 +41,16 @@ int run_htree_build(const HTreeBuildOptions& o) {
   const auto start = Clock::now();
   const table::Database db(o.db);
   const auto t = db.load(o.table);
-  htree::HTree tree = htree::tree_shell(*t, o.order, o.measure);
-  const htree::CodedTuples tuples = htree::code_rows(tree, *t, "table " + o.table);
-  const double coded_ms = ms_since(start);
-  const htree::Engine engine = htree::resolve_engine(htree::parse_engine(o.engine));
-  const auto built = Clock::now();
-  if (engine == htree::Engine::Gpu) {
-    htree::GpuHTree g(-1, knobs_of(o));
-    g.set_timing(o.timing);
-    g.build(htree::cardinalities(tree), tuples);
-    g.download(tree);
-    tree.tuples = tuples.size();
-    if (o.timing) print_stages(g.stages());
-  } else {
-    htree::build(tree, tuples, engine);
-  }
-  const double build_ms = ms_since(built);
-  htree::DurableHTree::create(o.out, tree, o.force);
+  const htree::TableBuild b = htree::build_from_table(*t, "table " + o.table, o.order, o.measure,
+                                                      htree::parse_engine(o.engine), knobs_of(o), o.timing);
+  if (o.timing) print_stages(b.gpu_stages);
+  htree::DurableHTree::create(o.out, b.tree, o.force);
+  const htree::HTree& tree = b.tree;
   std::cerr << fmt::format(
       "htree build: {} tuples of {} over {} ({} levels), {} leaves, {} nodes; {} in {:.1f} ms (coding {:.1f} ms, "
       "total {:.1f} ms) -> {}\n",
       tree.tuples, o.table, fmt::join(tree.dimensions, ","), tree.levels.size(), tree.leaf_count(), tree.node_count(),
-      htree::engine_name(engine), build_ms, coded_ms, ms_since(start), o.out);
+      htree::engine_name(b.engine), b.build_ms, b.coding_ms, ms_since(start), o.out);
   return 0;
 }
 
