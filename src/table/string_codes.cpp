@@ -1,0 +1,117 @@
+#include "table/string_codes.hpp"
+
+#include <fmt/format.h>
+#include <tbb/parallel_for.h>
+#include <tbb/parallel_sort.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+
+#include "gpuolap/error.hpp"
+
+#define XXH_INLINE_ALL
+#include <xxhash.h>
+
+namespace gpuolap::table {
+
+StringCodes::StringCodes() : slots_(1024) {}
+
+std::int32_t StringCodes::code(std::string_view s) {
+  const std::uint64_t hash = XXH3_64bits(s.data(), s.size());
+  const auto tag = static_cast<std::uint32_t>(hash >> 32);
+  const std::size_t mask = slots_.size() - 1;
+  std::size_t i = hash & mask;
+  for (; slots_[i].code >= 0; i = (i + 1) & mask)
+    if (slots_[i].tag == tag && strings_[static_cast<std::size_t>(slots_[i].code)] == s) return slots_[i].code;
+  // New: the caller bounds the codes (merge_dictionaries names the column).
+  const auto code = static_cast<std::int32_t>(strings_.size());
+  strings_.push_back(keep(s));
+  hashes_.push_back(hash);
+  slots_[i] = Slot{tag, code};
+  if (2 * strings_.size() > slots_.size()) grow();
+  return code;
+}
+
+void StringCodes::grow() {
+  slots_.assign(slots_.size() * 2, Slot{});
+  const std::size_t mask = slots_.size() - 1;
+  for (std::size_t code = 0; code < strings_.size(); ++code) {
+    const std::uint64_t hash = hashes_[code];
+    std::size_t i = hash & mask;
+    while (slots_[i].code >= 0) i = (i + 1) & mask;
+    slots_[i] = Slot{static_cast<std::uint32_t>(hash >> 32), static_cast<std::int32_t>(code)};
+  }
+}
+
+std::string_view StringCodes::keep(std::string_view s) {
+  constexpr std::size_t kBlock = 64 << 10;
+  if (s.empty()) return {};
+  if (s.size() > block_left_) {
+    const std::size_t size = std::max(kBlock, s.size());
+    blocks_.emplace_back(new char[size]);
+    next_ = blocks_.back().get();
+    block_left_ = size;
+  }
+  char* at = next_;
+  std::memcpy(at, s.data(), s.size());
+  next_ += s.size();
+  block_left_ -= s.size();
+  return {at, s.size()};
+}
+
+bool bytes_less(std::string_view a, std::string_view b) {
+  const std::size_t n = std::min(a.size(), b.size());
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    std::uint64_t x, y;
+    std::memcpy(&x, a.data() + i, 8);
+    std::memcpy(&y, b.data() + i, 8);
+    if (x != y) return __builtin_bswap64(x) < __builtin_bswap64(y);
+  }
+  for (; i < n; ++i)
+    if (a[i] != b[i]) return static_cast<unsigned char>(a[i]) < static_cast<unsigned char>(b[i]);
+  return a.size() < b.size();
+}
+
+MergedDictionary merge_dictionaries(const std::vector<StringCodes>& codes, const std::string& what) {
+  std::vector<const std::vector<std::string_view>*> parts;
+  for (const StringCodes& c : codes) parts.push_back(&c.strings());
+  // Every part's strings sorted together (one sort; the first 8 bytes
+  // compared as an integer first), a code given to each distinct one.
+  struct Entry {
+    std::uint64_t prefix;  // the first 8 bytes, big-endian, zero padded: ordered as the strings
+    std::string_view text;
+    std::uint32_t part, local;
+  };
+  std::vector<std::size_t> offsets(parts.size() + 1, 0);
+  for (std::size_t i = 0; i < parts.size(); ++i) offsets[i + 1] = offsets[i] + parts[i]->size();
+  std::vector<Entry> entries(offsets.back());
+  tbb::parallel_for(std::size_t{0}, parts.size(), [&](std::size_t i) {
+    for (std::size_t l = 0; l < parts[i]->size(); ++l) {
+      const std::string_view text = (*parts[i])[l];
+      unsigned char bytes[8] = {};
+      std::memcpy(bytes, text.data(), std::min<std::size_t>(8, text.size()));
+      std::uint64_t prefix = 0;
+      for (unsigned char byte : bytes) prefix = prefix << 8 | byte;
+      entries[offsets[i] + l] = Entry{prefix, text, static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(l)};
+    }
+  });
+  tbb::parallel_sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    return a.prefix != b.prefix ? a.prefix < b.prefix : bytes_less(a.text, b.text);
+  });
+  MergedDictionary merged;
+  merged.codes.resize(parts.size());
+  for (std::size_t i = 0; i < parts.size(); ++i) merged.codes[i].resize(parts[i]->size());
+  for (std::size_t e = 0; e < entries.size(); ++e) {
+    if (e == 0 || entries[e].text != entries[e - 1].text) {
+      if (merged.dictionary.size() == std::size_t{INT32_MAX})
+        throw InputError(fmt::format("{} has more than 2^31 distinct strings", what));
+      merged.dictionary.emplace_back(entries[e].text);
+    }
+    merged.codes[entries[e].part][entries[e].local] = static_cast<std::int32_t>(merged.dictionary.size() - 1);
+  }
+  return merged;
+}
+
+}  // namespace gpuolap::table

@@ -1,0 +1,66 @@
+// StringCodes against a std::map, and merged dictionaries against a sort.
+#include "table/string_codes.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <set>
+
+#include "gpuolap/error.hpp"
+
+namespace gpuolap::table {
+namespace {
+
+// Strings with long shared prefixes, empty ones, bytes above 0x7f and NULs.
+std::vector<std::string> random_strings(std::size_t n, std::uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::string s = rng() % 3 ? "Customer#000" : "";
+    const std::size_t len = rng() % 12;
+    for (std::size_t c = 0; c < len; ++c) s.push_back(static_cast<char>(rng() % 4 ? '0' + rng() % 10 : rng() % 256));
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+TEST(StringCodes, CodesInTheOrderFirstSeenAcrossGrowth) {
+  const auto strings = random_strings(200'000, 1);
+  StringCodes codes;
+  std::map<std::string, std::int32_t> expected;
+  for (std::string s : strings) {  // a copy, gone after the call: the codes keep their own
+    const auto [it, added] = expected.try_emplace(s, static_cast<std::int32_t>(expected.size()));
+    ASSERT_EQ(codes.code(s), it->second) << s;
+  }
+  EXPECT_EQ(codes.size(), expected.size());
+  const std::vector<std::string_view>& distinct = codes.strings();
+  ASSERT_EQ(distinct.size(), expected.size());
+  for (const auto& [s, code] : expected) EXPECT_EQ(distinct[static_cast<std::size_t>(code)], s);
+}
+
+TEST(StringCodes, MergedPartsMakeOneDictionaryInByteOrder) {
+  const auto strings = random_strings(50'000, 2);
+  // Four parts, each coding its share; some strings in several parts.
+  std::vector<StringCodes> coders(4);
+  std::vector<std::vector<std::int32_t>> local(4);
+  for (std::size_t i = 0; i < strings.size(); ++i) local[i % 4].push_back(coders[i % 4].code(strings[i]));
+  coders.emplace_back();  // an empty part
+  const MergedDictionary merged = merge_dictionaries(coders, "column x");
+  const std::set<std::string> sorted(strings.begin(), strings.end());  // std::string's order is byte order
+  EXPECT_TRUE(std::equal(sorted.begin(), sorted.end(), merged.dictionary.begin(), merged.dictionary.end()));
+  ASSERT_EQ(merged.codes.size(), 5u);
+  for (std::size_t i = 0; i < strings.size(); ++i)
+    EXPECT_EQ(merged.dictionary[static_cast<std::size_t>(merged.codes[i % 4][static_cast<std::size_t>(local[i % 4][i / 4])])],
+              strings[i]);
+}
+
+TEST(StringCodes, BytesLessIsStdStringOrder) {
+  const auto strings = random_strings(2'000, 3);
+  for (std::size_t i = 0; i + 1 < strings.size(); ++i)
+    EXPECT_EQ(bytes_less(strings[i], strings[i + 1]), strings[i] < strings[i + 1]) << i;
+}
+
+}  // namespace
+}  // namespace gpuolap::table
