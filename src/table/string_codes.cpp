@@ -17,47 +17,87 @@ namespace gpuolap::table {
 
 StringCodes::StringCodes() : slots_(1024) {}
 
-std::int32_t StringCodes::code(std::string_view s) {
-  const std::uint64_t hash = XXH3_64bits(s.data(), s.size());
-  const auto tag = static_cast<std::uint32_t>(hash >> 32);
+namespace {
+std::uint64_t hash_of(std::string_view s) { return XXH3_64bits(s.data(), s.size()); }
+std::uint32_t tag_of(std::uint64_t hash) { return static_cast<std::uint32_t>(hash >> 32); }
+}  // namespace
+
+bool StringCodes::holds(const Slot& slot, std::uint32_t tag, std::string_view s) {
+  if (slot.tag != tag) return false;
+  std::uint32_t size;
+  std::memcpy(&size, slot.text - sizeof size, sizeof size);
+  return size == s.size() && std::memcmp(slot.text, s.data(), s.size()) == 0;
+}
+
+std::int32_t StringCodes::code(std::string_view s) { return code(s, hash_of(s)); }
+
+std::int32_t StringCodes::code(std::string_view s, std::uint64_t hash) {
+  const std::uint32_t tag = tag_of(hash);
   const std::size_t mask = slots_.size() - 1;
   std::size_t i = hash & mask;
   for (; slots_[i].code >= 0; i = (i + 1) & mask)
-    if (slots_[i].tag == tag && strings_[static_cast<std::size_t>(slots_[i].code)] == s) return slots_[i].code;
+    if (holds(slots_[i], tag, s)) return slots_[i].code;
   // New: the caller bounds the codes (merge_dictionaries names the column).
   const auto code = static_cast<std::int32_t>(strings_.size());
-  strings_.push_back(keep(s));
+  const std::string_view kept = keep(s);
+  strings_.push_back(kept);
   hashes_.push_back(hash);
-  slots_[i] = Slot{tag, code};
+  slots_[i] = Slot{tag, code, kept.data()};
   if (2 * strings_.size() > slots_.size()) grow();
   return code;
 }
 
+void StringCodes::code_all(std::span<const std::string_view> strings, std::int32_t* codes) {
+  // A group's lookups overlap their misses: the slots of all its strings
+  // are fetched first, then the text of each slot whose tag matches, and
+  // only then are the strings compared.
+  constexpr std::size_t kGroup = 16;
+  std::uint64_t hashes[kGroup];
+  for (std::size_t begin = 0; begin < strings.size(); begin += kGroup) {
+    const std::size_t n = std::min(kGroup, strings.size() - begin);
+    const std::string_view* s = strings.data() + begin;
+    const std::size_t mask = slots_.size() - 1;
+    for (std::size_t i = 0; i < n; ++i) {
+      hashes[i] = hash_of(s[i]);
+      __builtin_prefetch(&slots_[hashes[i] & mask]);
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      const Slot& slot = slots_[hashes[i] & mask];
+      if (slot.code >= 0 && slot.tag == tag_of(hashes[i])) __builtin_prefetch(slot.text - sizeof(std::uint32_t));
+    }
+    for (std::size_t i = 0; i < n; ++i) codes[begin + i] = code(s[i], hashes[i]);
+  }
+}
+
 void StringCodes::grow() {
-  slots_.assign(slots_.size() * 2, Slot{});
+  std::vector<Slot>(slots_.size() * 2).swap(slots_);
   const std::size_t mask = slots_.size() - 1;
   for (std::size_t code = 0; code < strings_.size(); ++code) {
     const std::uint64_t hash = hashes_[code];
     std::size_t i = hash & mask;
     while (slots_[i].code >= 0) i = (i + 1) & mask;
-    slots_[i] = Slot{static_cast<std::uint32_t>(hash >> 32), static_cast<std::int32_t>(code)};
+    slots_[i] = Slot{tag_of(hash), static_cast<std::int32_t>(code), strings_[code].data()};
   }
 }
 
 std::string_view StringCodes::keep(std::string_view s) {
+  // Each string's size (4 bytes) just before its bytes, so that a slot
+  // compares with one pointer.
   constexpr std::size_t kBlock = 64 << 10;
-  if (s.empty()) return {};
-  if (s.size() > block_left_) {
-    const std::size_t size = std::max(kBlock, s.size());
+  const std::size_t bytes = sizeof(std::uint32_t) + s.size();
+  if (bytes > block_left_) {
+    const std::size_t size = std::max(kBlock, bytes);
     blocks_.emplace_back(new char[size]);
     next_ = blocks_.back().get();
     block_left_ = size;
   }
-  char* at = next_;
-  std::memcpy(at, s.data(), s.size());
-  next_ += s.size();
-  block_left_ -= s.size();
-  return {at, s.size()};
+  const auto size = static_cast<std::uint32_t>(s.size());
+  std::memcpy(next_, &size, sizeof size);
+  char* text = next_ + sizeof size;
+  if (!s.empty()) std::memcpy(text, s.data(), s.size());
+  next_ += bytes;
+  block_left_ -= bytes;
+  return {text, s.size()};
 }
 
 bool bytes_less(std::string_view a, std::string_view b) {

@@ -6,6 +6,7 @@
 // in byte order and each part's codes are mapped to it (merge_dictionaries).
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -13,8 +14,8 @@
 namespace gpuolap::table {
 
 // Codes strings in the order first seen: an open-addressing table of
-// (hash tag, code) slots, so a lookup hashes once (XXH3) and compares bytes
-// only where 32 bits of the hash agree. Each distinct string is copied into
+// (hash tag, code, text) slots, so a lookup hashes once (XXH3) and compares
+// bytes only where 32 bits of the hash agree. Each distinct string is copied into
 // blocks of its own: the strings a lookup compares with then lie together,
 // not scattered over the input (a comparison reaching into a 190 MB Arrow
 // buffer was a cache and TLB miss, a third of the time of coding 10 M
@@ -26,15 +27,21 @@ class StringCodes {
   StringCodes& operator=(StringCodes&&) noexcept = default;
   // The code of `s`, its index in strings(); a new string gets the next.
   std::int32_t code(std::string_view s);
+  // codes[i] = code(strings[i]) for each, in order; faster than a call
+  // each, as the lookups of a group of strings wait for memory together.
+  void code_all(std::span<const std::string_view> strings, std::int32_t* codes);
   std::size_t size() const { return strings_.size(); }
   // The distinct strings, by code (views into this object's own copies).
   const std::vector<std::string_view>& strings() const { return strings_; }
 
  private:
   struct Slot {
-    std::uint32_t tag = 0;   // the hash's high 32 bits
-    std::int32_t code = -1;  // -1: empty
+    std::uint32_t tag = 0;       // the hash's high 32 bits
+    std::int32_t code = -1;      // -1: empty
+    const char* text = nullptr;  // the string's kept bytes, its size before them
   };
+  static bool holds(const Slot& slot, std::uint32_t tag, std::string_view s);
+  std::int32_t code(std::string_view s, std::uint64_t hash);
   void grow();
   std::string_view keep(std::string_view s);
 

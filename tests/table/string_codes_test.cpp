@@ -40,6 +40,18 @@ TEST(StringCodes, CodesInTheOrderFirstSeenAcrossGrowth) {
   for (const auto& [s, code] : expected) EXPECT_EQ(distinct[static_cast<std::size_t>(code)], s);
 }
 
+TEST(StringCodes, CodingAGroupAtOnceGivesTheCodesOfOneAtATime) {
+  const auto strings = random_strings(100'000, 4);
+  const std::vector<std::string_view> views(strings.begin(), strings.end());
+  StringCodes one, all;
+  std::vector<std::int32_t> codes(views.size());
+  // Spans of uneven sizes, across the table's growth.
+  for (std::size_t begin = 0, step = 1; begin < views.size(); begin += step, step = step * 3 % 97 + 1)
+    all.code_all(std::span(views).subspan(begin, std::min(step, views.size() - begin)), codes.data() + begin);
+  for (std::size_t i = 0; i < views.size(); ++i) ASSERT_EQ(codes[i], one.code(views[i])) << i;
+  EXPECT_EQ(all.strings(), one.strings());
+}
+
 TEST(StringCodes, MergedPartsMakeOneDictionaryInByteOrder) {
   const auto strings = random_strings(50'000, 2);
   // Four parts, each coding its share; some strings in several parts.
