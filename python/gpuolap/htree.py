@@ -13,7 +13,7 @@ import pyarrow.csv
 
 from . import _gpuolap
 from ._arrow import to_table
-from .tables import _arrow_data
+from .tables import _arrow_data, _arrow_source
 
 PathLike = Union[str, os.PathLike]
 
@@ -88,9 +88,8 @@ class HTree:
         ``load_table`` takes, with every dimension and the measure (new values
         join the dictionaries). Durable and visible when it returns; a batch
         that fails leaves the tree as it was. Returns its rows."""
-        data = _arrow_data(batch)
-        rows = data.num_rows if isinstance(data, pa.Table) else 0
-        return self._tree.append(data.__arrow_c_stream__(), rows)
+        source, rows = _arrow_source(batch)
+        return self._tree.append(source.__arrow_c_stream__(), rows)
 
     def query(self, queries: Any) -> pa.Table:
         """Answers a batch of queries, one a row: a DataFrame or Arrow table

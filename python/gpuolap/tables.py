@@ -21,7 +21,8 @@ def load_table(
     ``data`` is a pandas DataFrame (its index left out), a pyarrow Table,
     RecordBatch or RecordBatchReader, anything else with
     ``__arrow_c_stream__`` (a DuckDB result, say), or the path of a Parquet
-    file (its string columns read as dictionaries). The
+    file (read by pyarrow: the string columns the file keeps as dictionary
+    indices read as dictionaries, see ``_dictionary_columns``). The
     columns cross through the Arrow C stream interface, batch by batch, and
     become gpuolap's types: integers and bool as int64, floats as double,
     date32/date64 as date, strings (also dictionary-encoded) as string;
@@ -35,22 +36,37 @@ def load_table(
     atomically. Returns the rows and columns stored and the seconds spent
     reading the stream, sorting and storing.
     """
+    source, rows = _arrow_source(data)
+    return _gpuolap.load_table(os.fspath(db_path), name, source.__arrow_c_stream__(), list(sort_by or []), rows)
+
+
+def _arrow_source(data: Any):
+    """``data`` as an object with ``__arrow_c_stream__`` and its rows where
+    known (0 otherwise), which size the columns once."""
+    if isinstance(data, (str, os.PathLike)):
+        import pyarrow.dataset as ds
+        import pyarrow.parquet as pq
+
+        path = os.fspath(data)
+        metadata = pq.ParquetFile(path).metadata
+        # Read as a stream: pyarrow's threads decode the next batches while
+        # load_table codes the ones before (the whole file read first, then
+        # coded, took 1.08 s against 1.06 s for pyarrow's read_table + a
+        # copy, issue 25's target; bench/python/parquet_load.py).
+        options = ds.ParquetReadOptions(dictionary_columns=_dictionary_columns(metadata))
+        scanner = ds.dataset(path, format=ds.ParquetFileFormat(read_options=options)).scanner(use_threads=True)
+        return scanner.to_reader(), metadata.num_rows
     data = _arrow_data(data)
-    rows = data.num_rows if isinstance(data, pa.Table) else 0
-    return _gpuolap.load_table(os.fspath(db_path), name, data.__arrow_c_stream__(), list(sort_by or []), rows)
+    return data, (data.num_rows if isinstance(data, pa.Table) else 0)
 
 
 def _arrow_data(data: Any):
-    """``data`` as an object with ``__arrow_c_stream__`` (a pyarrow Table where it can be)."""
+    """``data`` as an object with ``__arrow_c_stream__`` (a pyarrow Table where it can be: a Parquet file read whole)."""
     if isinstance(data, (str, os.PathLike)):
         import pyarrow.parquet as pq
 
         path = os.fspath(data)
-        schema = pq.read_schema(path)
-        strings = [f.name for f in schema if pa.types.is_string(f.type) or pa.types.is_large_string(f.type)]
-        # Parquet keeps strings dictionary-encoded: read them so, and each
-        # row group's strings are coded once, not row by row.
-        data = pq.read_table(path, read_dictionary=strings)
+        data = pq.read_table(path, read_dictionary=_dictionary_columns(pq.ParquetFile(path).metadata))
     elif type(data).__module__.startswith("pandas") and type(data).__name__ == "DataFrame":
         data = pa.Table.from_pandas(data, preserve_index=False)
     elif isinstance(data, pa.RecordBatch):
@@ -61,3 +77,32 @@ def _arrow_data(data: Any):
             f"with __arrow_c_stream__, or a Parquet file's path; not {type(data).__name__}"
         )
     return data
+
+
+def _dictionary_columns(metadata) -> list:
+    """The string columns of a Parquet file that are best read as dictionaries.
+
+    A Parquet writer keeps a string column as dictionary indices until a row
+    group's dictionary outgrows its page (1 MiB by default), then falls back
+    to plain strings. Indices read as a dictionary are cheap: the strings
+    are read once a row group and each row is an integer. Plain strings read
+    as a dictionary are hashed into one by pyarrow, which costs more than
+    reading them plainly and coding them in load_table
+    (bench/python/parquet_load.py). Indices take at most 4 bytes a value
+    and a plain string at least 4 (its length), so a column whose pages
+    hold under 4 bytes a value, uncompressed, in every row group is read as
+    a dictionary; other string columns are read plainly.
+    """
+    chosen = []
+    arrow_schema = metadata.schema.to_arrow_schema()
+    for index in range(len(metadata.schema)):
+        column = metadata.schema.column(index)
+        if column.max_repetition_level != 0 or "." in column.path:
+            continue  # only top-level columns
+        field = arrow_schema.field(column.path) if column.path in arrow_schema.names else None
+        if field is None or not (pa.types.is_string(field.type) or pa.types.is_large_string(field.type)):
+            continue
+        chunks = [metadata.row_group(g).column(index) for g in range(metadata.num_row_groups)]
+        if all(c.has_dictionary_page and c.total_uncompressed_size < 4 * max(c.num_values, 1) for c in chunks):
+            chosen.append(column.path)
+    return chosen

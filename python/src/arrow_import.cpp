@@ -1,17 +1,24 @@
 #include "arrow_import.hpp"
 
 #include <fmt/format.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_arena.h>
+#include <tbb/task_group.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 #include <limits>
 #include <memory>
-#include <numeric>
+#include <mutex>
 #include <optional>
 #include <string_view>
-#include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "gpuolap/error.hpp"
+#include "table/huge_pages.hpp"
+#include "table/string_codes.hpp"
 
 namespace gpuolap::python {
 
@@ -65,16 +72,73 @@ struct OwnedArray {
 
 bool bit(const void* bitmap, int64_t i) { return (static_cast<const uint8_t*>(bitmap)[i >> 3] >> (i & 7)) & 1; }
 
-// Transparent hashing, so a string_view finds a std::string key without a copy.
-struct StringHash {
-  using is_transparent = void;
-  size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+// One column of one record batch: `length` rows from row `offset` of the
+// array's buffers, rows [first_row, first_row + length) of the table.
+struct Piece {
+  const ArrowArray* array = nullptr;
+  int64_t offset = 0;
+  int64_t length = 0;
+  size_t first_row = 0;
 };
 
-// One column as it is read, batch after batch.
+// Rows [begin, end) of the table as the pieces that hold them: calls
+// fn(piece, offset into the piece, rows, first table row) for each stretch.
+template <typename Fn>
+void each_stretch(const std::vector<Piece>& pieces, size_t begin, size_t end, Fn&& fn) {
+  auto p = std::upper_bound(pieces.begin(), pieces.end(), begin,
+                            [](size_t row, const Piece& piece) { return row < piece.first_row; });
+  for (p = p == pieces.begin() ? p : p - 1; p != pieces.end() && p->first_row < end; ++p) {
+    const size_t from = std::max(begin, p->first_row);
+    const size_t to = std::min(end, p->first_row + static_cast<size_t>(p->length));
+    if (from < to) fn(*p, static_cast<int64_t>(from - p->first_row), static_cast<int64_t>(to - from), from);
+  }
+}
+
+// Rows [begin, end) cut into `parts` ranges of about equal size.
+std::vector<std::pair<size_t, size_t>> row_ranges(size_t begin, size_t end, size_t parts) {
+  const size_t rows = end - begin;
+  parts = std::max<size_t>(1, std::min(parts, rows));
+  std::vector<std::pair<size_t, size_t>> ranges;
+  for (size_t i = 0; i < parts; ++i) ranges.emplace_back(begin + rows * i / parts, begin + rows * (i + 1) / parts);
+  return ranges;
+}
+
+size_t threads() { return static_cast<size_t>(tbb::this_task_arena::max_concurrency()); }
+
+// The tasks that read a stream's batches report their InputErrors here; the
+// read fails with the one of the smallest row (then column), so that an
+// error names the first bad value however the work was spread.
+class FirstError {
+ public:
+  void note(size_t row, size_t column, const InputError& e) {
+    const std::lock_guard lock(mutex_);
+    if (!error_ || std::pair(row, column) < at_) {
+      at_ = {row, column};
+      error_ = e;
+    }
+    failed_ = true;
+  }
+  bool failed() const { return failed_; }
+  void rethrow() const {
+    if (error_) throw *error_;
+  }
+
+ private:
+  std::mutex mutex_;
+  std::pair<size_t, size_t> at_;
+  std::optional<InputError> error_;
+  std::atomic<bool> failed_ = false;
+};
+
+// One column of the stream, read a wave of batches at a time while the next
+// batches are still being read from the stream (a Parquet file's decoded
+// by pyarrow meanwhile), into columns sized beforehand. Strings are coded
+// by a StringCodes per thread — each range of rows records which — and the
+// threads' dictionaries are merged into one in byte order at the end.
 class ColumnReader {
  public:
-  ColumnReader(std::string name, std::string_view format, const ArrowSchema* dictionary) : name_(std::move(name)) {
+  ColumnReader(size_t index, std::string name, std::string_view format, const ArrowSchema* dictionary)
+      : index_(index), name_(std::move(name)) {
     const auto source = source_of(format);
     if (dictionary) {
       // A dictionary column: its indices are integers, its values strings.
@@ -82,7 +146,7 @@ class ColumnReader {
       if (!source || !is_integer(*source) || !values || (*values != Source::Utf8 && *values != Source::LargeUtf8))
         throw InputError(fmt::format("column '{}': a dictionary of {} is not supported (only dictionaries of strings)",
                                      name_, arrow_type_name(dictionary->format ? dictionary->format : "")));
-      index_ = *source;
+      index_type_ = *source;
       source_ = *values;
       dictionary_encoded_ = true;
     } else {
@@ -97,71 +161,129 @@ class ColumnReader {
                    : source_ == Source::Float32 || source_ == Source::Float64                      ? table::ColumnType::Double
                    : source_ == Source::Date32 || source_ == Source::Date64                        ? table::ColumnType::Date
                                                                                                     : table::ColumnType::Int64;
+    if (column_.type == table::ColumnType::String) coders_.resize(threads());
+    if (dictionary_encoded_) caches_.resize(threads());
   }
 
-  void reserve(size_t rows) {
-    if (column_.type == table::ColumnType::Int64) column_.int64s.reserve(rows);
-    if (column_.type == table::ColumnType::Double) column_.doubles.reserve(rows);
-    if (column_.type == table::ColumnType::Date || column_.type == table::ColumnType::String) column_.int32s.reserve(rows);
+  // Room for `rows` rows (every column has a NULL byte a row until finish()
+  // sees that none is NULL). Called while no wave is being read.
+  void resize(size_t rows) {
+    switch (column_.type) {
+      case table::ColumnType::Int64: table::resize_on_huge_pages(column_.int64s, rows); break;
+      case table::ColumnType::Double: table::resize_on_huge_pages(column_.doubles, rows); break;
+      case table::ColumnType::Date:
+      case table::ColumnType::String: table::resize_on_huge_pages(column_.int32s, rows); break;
+    }
+    table::resize_on_huge_pages(column_.nulls, rows);
   }
 
-  // Appends `length` rows of `array`, from row `offset` of its buffers;
-  // `first_row` numbers them in the table (for errors).
-  void append(const ArrowArray& array, int64_t offset, int64_t length, int64_t first_row) {
-    append_nulls(array, offset, length);
+  // Reads the column's pieces of a wave of batches (consecutive rows, in
+  // room made by resize()): ranges of its rows at once, a few a thread.
+  void read_wave(const std::vector<Piece>& pieces, FirstError& errors) {
+    if (pieces.empty()) return;
+    const size_t begin = pieces.front().first_row;
+    const size_t end = pieces.back().first_row + static_cast<size_t>(pieces.back().length);
+    const auto ranges = row_ranges(begin, end, 4 * threads());
+    tbb::parallel_for(size_t{0}, ranges.size(), [&](size_t i) {
+      const auto [b, e] = ranges[i];
+      try {
+        each_stretch(pieces, b, e, [&](const Piece& p, int64_t at, int64_t n, size_t row) {
+          read_nulls(*p.array, p.offset + at, n, row);
+          if (!dictionary_encoded_) read_values(*p.array, p.offset + at, n, row);
+        });
+      } catch (const InputError& error) {
+        errors.note(b, index_, error);
+      }
+    });
     if (dictionary_encoded_) {
-      append_dictionary_codes(array, offset, length);
-    } else {
-      switch (column_.type) {
-        case table::ColumnType::Int64: append_integers(array, offset, length, first_row); break;
-        case table::ColumnType::Double: append_doubles(array, offset, length); break;
-        case table::ColumnType::Date: append_dates(array, offset, length, first_row); break;
-        case table::ColumnType::String: append_strings(array, offset, length); break;
+      try {
+        read_dictionary_codes(pieces);
+      } catch (const InputError& error) {
+        errors.note(begin, index_, error);
       }
     }
   }
 
-  // The column: codes renumbered so that the dictionary is in byte order,
-  // and every NULL row holding 0.
-  table::Column finish() {
+  // The column of the stream's `rows` rows: strings as codes of one
+  // dictionary in byte order, every NULL row holding 0.
+  table::Column finish(size_t rows) {
+    resize(rows);
     if (column_.type == table::ColumnType::String) {
-      std::vector<int32_t> order(column_.dictionary.size());
-      std::iota(order.begin(), order.end(), 0);
-      std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) { return column_.dictionary[a] < column_.dictionary[b]; });
-      std::vector<int32_t> rank(order.size());
-      std::vector<std::string> sorted(order.size());
-      for (size_t i = 0; i < order.size(); ++i) {
-        rank[order[i]] = static_cast<int32_t>(i);
-        sorted[i] = std::move(column_.dictionary[order[i]]);
-      }
-      column_.dictionary = std::move(sorted);
-      // A NULL row holds 0, which is no code when the dictionary is empty.
-      for (size_t r = 0; r < column_.int32s.size(); ++r)
-        if (!is_null_row(r)) column_.int32s[r] = rank[column_.int32s[r]];
+      // Every thread's strings merged; each range's codes mapped to the merged dictionary's.
+      table::MergedDictionary merged = table::merge_dictionaries(coders_, fmt::format("column '{}'", name_));
+      tbb::parallel_for(size_t{0}, segments_.size(), [&](size_t i) {
+        const Segment& s = segments_[i];
+        const std::vector<int32_t>& global = merged.codes[s.coder];
+        for (size_t r = s.begin; r < std::min(s.end, rows); ++r) {
+          const int32_t local = column_.int32s[r];
+          column_.int32s[r] = local < 0 ? 0 : global[static_cast<size_t>(local)];
+        }
+      });
+      column_.dictionary = std::move(merged.dictionary);
     }
-    if (!column_.nulls.empty()) {
-      for (size_t r = 0; r < column_.nulls.size(); ++r) {
-        if (!column_.nulls[r]) continue;
+    if (!any_null_) {
+      column_.nulls.clear();
+      column_.nulls.shrink_to_fit();
+    } else if (column_.type != table::ColumnType::String) {  // strings: -1 became 0 above
+      tbb::parallel_for(size_t{0}, rows, [&](size_t r) {
+        if (!column_.nulls[r]) return;
         if (column_.type == table::ColumnType::Int64) column_.int64s[r] = 0;
         if (column_.type == table::ColumnType::Double) column_.doubles[r] = 0;
-        if (column_.type == table::ColumnType::Date || column_.type == table::ColumnType::String) column_.int32s[r] = 0;
-      }
+        if (column_.type == table::ColumnType::Date) column_.int32s[r] = 0;
+      });
     }
     return std::move(column_);
   }
 
  private:
-  void append_nulls(const ArrowArray& array, int64_t offset, int64_t length) {
-    const void* validity = array.n_buffers > 0 ? array.buffers[0] : nullptr;
-    const size_t before = rows_;
-    rows_ += static_cast<size_t>(length);
-    if (!validity || array.null_count == 0) {
-      if (!column_.nulls.empty()) column_.nulls.resize(rows_, 0);
+  // A range of rows coded by one thread's StringCodes.
+  struct Segment {
+    size_t begin, end;
+    size_t coder;
+  };
+  // Which dictionary a thread's entry codes were made from.
+  struct DictionaryKey {
+    const void* offsets = nullptr;
+    const void* data = nullptr;
+    const void* validity = nullptr;
+    int64_t offset = -1;
+    int64_t length = -1;
+    bool operator==(const DictionaryKey&) const = default;
+  };
+  // A thread's codes of the entries of the dictionary it saw last (-1 for a
+  // NULL entry).
+  struct DictionaryCache {
+    DictionaryKey key;
+    std::vector<int32_t> entry_codes;
+  };
+
+  // The calling thread's slot among coders_ and caches_: a task runs on one
+  // thread to its end, and no two tasks of a thread interleave in the
+  // coding loops (they wait for nothing).
+  static size_t thread_slot() { return static_cast<size_t>(tbb::this_task_arena::current_thread_index()); }
+
+  void add_segment(size_t begin, size_t end, size_t coder) {
+    const std::lock_guard lock(segments_mutex_);
+    segments_.push_back(Segment{begin, end, coder});
+  }
+
+  void read_nulls(const ArrowArray& array, int64_t offset, int64_t length, size_t row) {
+    uint8_t* out = column_.nulls.data() + row;
+    if (array.n_buffers == 0 || !array.buffers[0] || array.null_count == 0) {
+      std::fill(out, out + length, 0);
       return;
     }
-    if (column_.nulls.empty()) column_.nulls.assign(before, 0);
-    column_.nulls.resize(rows_);
-    for (int64_t r = 0; r < length; ++r) column_.nulls[before + r] = bit(validity, offset + r) ? 0 : 1;
+    any_null_ = true;
+    for (int64_t r = 0; r < length; ++r) out[r] = bit(array.buffers[0], offset + r) ? 0 : 1;
+  }
+
+  void read_values(const ArrowArray& array, int64_t offset, int64_t length, size_t row) {
+    switch (column_.type) {
+      case table::ColumnType::Int64: return read_integers(array, offset, length, row);
+      case table::ColumnType::Double: return read_doubles(array, offset, length, row);
+      case table::ColumnType::Date: return read_dates(array, offset, length, row);
+      case table::ColumnType::String: return read_strings(array, offset, length, row);
+    }
   }
 
   template <typename T>
@@ -170,70 +292,68 @@ class ColumnReader {
   }
 
   template <typename T>
-  void widen(const ArrowArray& array, int64_t offset, int64_t length) {
+  void widen(const ArrowArray& array, int64_t offset, int64_t length, size_t row) {
     const T* v = values<T>(array, offset);
-    column_.int64s.insert(column_.int64s.end(), v, v + length);
+    std::copy(v, v + length, column_.int64s.data() + row);
   }
 
-  void append_integers(const ArrowArray& array, int64_t offset, int64_t length, int64_t first_row) {
+  void read_integers(const ArrowArray& array, int64_t offset, int64_t length, size_t row) {
     switch (source_) {
-      case Source::Int8: widen<int8_t>(array, offset, length); break;
-      case Source::Int16: widen<int16_t>(array, offset, length); break;
-      case Source::Int32: widen<int32_t>(array, offset, length); break;
-      case Source::Int64: widen<int64_t>(array, offset, length); break;
-      case Source::UInt8: widen<uint8_t>(array, offset, length); break;
-      case Source::UInt16: widen<uint16_t>(array, offset, length); break;
-      case Source::UInt32: widen<uint32_t>(array, offset, length); break;
+      case Source::Int8: widen<int8_t>(array, offset, length, row); break;
+      case Source::Int16: widen<int16_t>(array, offset, length, row); break;
+      case Source::Int32: widen<int32_t>(array, offset, length, row); break;
+      case Source::Int64: widen<int64_t>(array, offset, length, row); break;
+      case Source::UInt8: widen<uint8_t>(array, offset, length, row); break;
+      case Source::UInt16: widen<uint16_t>(array, offset, length, row); break;
+      case Source::UInt32: widen<uint32_t>(array, offset, length, row); break;
       case Source::UInt64: {
         const uint64_t* v = values<uint64_t>(array, offset);
-        const size_t base = column_.int64s.size();
         for (int64_t r = 0; r < length; ++r) {
-          if (v[r] > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) && !is_null_row(base + r))
-            throw InputError(fmt::format("column '{}', row {}: {} does not fit int64", name_, first_row + r + 1, v[r]));
-          column_.int64s.push_back(static_cast<int64_t>(v[r]));
+          if (v[r] > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) && !column_.nulls[row + r])
+            throw InputError(fmt::format("column '{}', row {}: {} does not fit int64", name_, row + r + 1, v[r]));
+          column_.int64s[row + r] = static_cast<int64_t>(v[r]);
         }
         break;
       }
       case Source::Bool: {
         const void* bits = array.buffers[1];
-        for (int64_t r = 0; r < length; ++r) column_.int64s.push_back(bit(bits, offset + r) ? 1 : 0);
+        for (int64_t r = 0; r < length; ++r) column_.int64s[row + r] = bit(bits, offset + r) ? 1 : 0;
         break;
       }
       default: break;
     }
   }
 
-  void append_doubles(const ArrowArray& array, int64_t offset, int64_t length) {
+  void read_doubles(const ArrowArray& array, int64_t offset, int64_t length, size_t row) {
+    double* out = column_.doubles.data() + row;
     if (source_ == Source::Float64) {
       const double* v = values<double>(array, offset);
-      column_.doubles.insert(column_.doubles.end(), v, v + length);
+      std::copy(v, v + length, out);
     } else {
       const float* v = values<float>(array, offset);
-      column_.doubles.insert(column_.doubles.end(), v, v + length);
+      std::copy(v, v + length, out);
     }
   }
 
-  void append_dates(const ArrowArray& array, int64_t offset, int64_t length, int64_t first_row) {
+  void read_dates(const ArrowArray& array, int64_t offset, int64_t length, size_t row) {
+    int32_t* out = column_.int32s.data() + row;
     if (source_ == Source::Date32) {
       const int32_t* v = values<int32_t>(array, offset);
-      column_.int32s.insert(column_.int32s.end(), v, v + length);
+      std::copy(v, v + length, out);
       return;
     }
     constexpr int64_t kMillisecondsADay = 86'400'000;
     const int64_t* v = values<int64_t>(array, offset);
-    const size_t base = column_.int32s.size();
     for (int64_t r = 0; r < length; ++r) {
-      const bool null = is_null_row(base + r);
+      const bool null = column_.nulls[row + r];
       const int64_t days = v[r] / kMillisecondsADay;
       if (!null && (v[r] % kMillisecondsADay != 0 || days < std::numeric_limits<int32_t>::min() ||
                     days > std::numeric_limits<int32_t>::max()))
         throw InputError(fmt::format("column '{}', row {}: date64 {} ms is not a whole day in the date range", name_,
-                                     first_row + r + 1, v[r]));
-      column_.int32s.push_back(null ? 0 : static_cast<int32_t>(days));
+                                     row + r + 1, v[r]));
+      out[r] = null ? 0 : static_cast<int32_t>(days);
     }
   }
-
-  bool is_null_row(size_t row) const { return !column_.nulls.empty() && column_.nulls[row] != 0; }
 
   // The string at `i` of a utf8 or large_utf8 array.
   std::string_view string_at(const ArrowArray& array, int64_t i) const {
@@ -246,103 +366,104 @@ class ColumnReader {
     return {data + offsets[i], static_cast<size_t>(offsets[i + 1] - offsets[i])};
   }
 
-  // The code of a string: its place in the dictionary, in the order first seen.
-  int32_t code_of(std::string_view s) {
-    const auto found = codes_.find(s);
-    if (found != codes_.end()) return found->second;
-    if (column_.dictionary.size() >= static_cast<size_t>(std::numeric_limits<int32_t>::max()))
-      throw InputError(fmt::format("column '{}': more than 2^31 - 1 distinct strings", name_));
-    const auto code = static_cast<int32_t>(column_.dictionary.size());
-    column_.dictionary.emplace_back(s);
-    codes_.emplace(column_.dictionary.back(), code);
-    return code;
-  }
-
-  void append_strings(const ArrowArray& array, int64_t offset, int64_t length) {
-    const size_t base = column_.int32s.size();
-    for (int64_t r = 0; r < length; ++r)
-      column_.int32s.push_back(is_null_row(base + r) ? 0 : code_of(string_at(array, offset + r)));
-  }
-
-  // A dictionary array: its dictionary's strings coded once, then each row's index looked up.
-  void append_dictionary_codes(const ArrowArray& array, int64_t offset, int64_t length) {
-    const ArrowArray& dictionary = *array.dictionary;
-    const void* dictionary_validity = dictionary.n_buffers > 0 ? dictionary.buffers[0] : nullptr;
-    // pyarrow cuts a Parquet row group into batches that share its
-    // dictionary (150,000 strings for as many rows, say): the codes of the
-    // previous batch's dictionary serve again when it is the same memory.
-    // That batch is still held (table_from_arrow releases a batch only after
-    // the next one is read), so the same addresses are the same strings.
-    const DictionaryKey key{dictionary.buffers[1], dictionary.buffers[2], dictionary_validity, dictionary.offset,
-                            dictionary.length};
-    if (!(key == dictionary_key_)) {
-      // The code of each dictionary entry; -1 for a NULL entry.
-      dictionary_codes_.resize(static_cast<size_t>(dictionary.length));
-      for (int64_t e = 0; e < dictionary.length; ++e) {
-        const int64_t at = dictionary.offset + e;
-        const bool null = dictionary_validity && dictionary.null_count != 0 && !bit(dictionary_validity, at);
-        dictionary_codes_[e] = null ? -1 : code_of(string_at(dictionary, at));
+  // Plain strings: coded by this thread's StringCodes, a group of rows at a
+  // time so that their lookups overlap (StringCodes::code_all); -1 for NULL.
+  void read_strings(const ArrowArray& array, int64_t offset, int64_t length, size_t row) {
+    const size_t slot = thread_slot();
+    table::StringCodes& codes = coders_.at(slot);
+    constexpr int64_t kGroup = 256;
+    std::string_view strings[kGroup];
+    int32_t got[kGroup];
+    int64_t got_row[kGroup];
+    int32_t* out = column_.int32s.data() + row;
+    for (int64_t begin = 0; begin < length; begin += kGroup) {
+      size_t k = 0;
+      for (int64_t r = begin; r < std::min(length, begin + kGroup); ++r) {
+        if (column_.nulls[row + r]) {
+          out[r] = -1;
+          continue;
+        }
+        strings[k] = string_at(array, offset + r);
+        got_row[k++] = r;
       }
-      dictionary_key_ = key;
+      codes.code_all(std::span(strings, k), got);
+      for (size_t j = 0; j < k; ++j) out[got_row[j]] = got[j];
     }
-    const std::vector<int32_t>& codes = dictionary_codes_;
-    switch (index_) {
-      case Source::Int8: return append_indexed(values<int8_t>(array, offset), length, codes);
-      case Source::Int16: return append_indexed(values<int16_t>(array, offset), length, codes);
-      case Source::Int32: return append_indexed(values<int32_t>(array, offset), length, codes);
-      case Source::Int64: return append_indexed(values<int64_t>(array, offset), length, codes);
-      case Source::UInt8: return append_indexed(values<uint8_t>(array, offset), length, codes);
-      case Source::UInt16: return append_indexed(values<uint16_t>(array, offset), length, codes);
-      case Source::UInt32: return append_indexed(values<uint32_t>(array, offset), length, codes);
-      default: return append_indexed(values<uint64_t>(array, offset), length, codes);
+    add_segment(row, row + static_cast<size_t>(length), slot);
+  }
+
+  // Dictionary arrays: each dictionary's strings coded once, then each row's
+  // index looked up. pyarrow cuts a Parquet row group into batches that
+  // share its dictionary (150,000 strings for as many rows, say): a thread's
+  // codes of a dictionary serve again while the next batch's is the same
+  // memory (every batch lives until the table is read, so the same
+  // addresses are the same strings).
+  void read_dictionary_codes(const std::vector<Piece>& pieces) {
+    const size_t slot = thread_slot();
+    table::StringCodes& codes = coders_.at(slot);
+    DictionaryCache& cache = caches_.at(slot);
+    for (const Piece& p : pieces) {
+      const ArrowArray& dictionary = *p.array->dictionary;
+      const void* validity = dictionary.n_buffers > 0 ? dictionary.buffers[0] : nullptr;
+      const DictionaryKey key{dictionary.buffers[1], dictionary.buffers[2], validity, dictionary.offset,
+                              dictionary.length};
+      if (!(key == cache.key)) {
+        cache.entry_codes.resize(static_cast<size_t>(dictionary.length));
+        for (int64_t e = 0; e < dictionary.length; ++e) {
+          const int64_t at = dictionary.offset + e;
+          const bool null = validity && dictionary.null_count != 0 && !bit(validity, at);
+          cache.entry_codes[e] = null ? -1 : codes.code(string_at(dictionary, at));
+        }
+        cache.key = key;
+      }
+      switch (index_type_) {
+        case Source::Int8: look_up(values<int8_t>(*p.array, p.offset), p, cache.entry_codes); break;
+        case Source::Int16: look_up(values<int16_t>(*p.array, p.offset), p, cache.entry_codes); break;
+        case Source::Int32: look_up(values<int32_t>(*p.array, p.offset), p, cache.entry_codes); break;
+        case Source::Int64: look_up(values<int64_t>(*p.array, p.offset), p, cache.entry_codes); break;
+        case Source::UInt8: look_up(values<uint8_t>(*p.array, p.offset), p, cache.entry_codes); break;
+        case Source::UInt16: look_up(values<uint16_t>(*p.array, p.offset), p, cache.entry_codes); break;
+        case Source::UInt32: look_up(values<uint32_t>(*p.array, p.offset), p, cache.entry_codes); break;
+        default: look_up(values<uint64_t>(*p.array, p.offset), p, cache.entry_codes); break;
+      }
+      add_segment(p.first_row, p.first_row + static_cast<size_t>(p.length), slot);
     }
   }
 
   template <typename Index>
-  void append_indexed(const Index* indexes, int64_t length, const std::vector<int32_t>& codes) {
-    const size_t base = column_.int32s.size();
-    column_.int32s.resize(base + static_cast<size_t>(length));
-    int32_t* out = column_.int32s.data() + base;
-    const auto entries = static_cast<uint64_t>(codes.size());
-    for (int64_t r = 0; r < length; ++r) {
-      if (is_null_row(base + r)) {
-        out[r] = 0;
+  void look_up(const Index* indexes, const Piece& p, const std::vector<int32_t>& entry_codes) {
+    int32_t* out = column_.int32s.data() + p.first_row;
+    uint8_t* nulls = column_.nulls.data() + p.first_row;
+    const auto entries = static_cast<uint64_t>(entry_codes.size());
+    for (int64_t r = 0; r < p.length; ++r) {
+      if (nulls[r]) {
+        out[r] = -1;
         continue;
       }
       const auto i = static_cast<uint64_t>(indexes[r]);  // a negative index wraps past every entry
       if (i >= entries)
-        throw InputError(fmt::format("column '{}': dictionary index {} outside its {} entries", name_,
-                                     static_cast<int64_t>(indexes[r]), entries));
-      if (codes[i] < 0) {
+        throw InputError(fmt::format("column '{}', row {}: dictionary index {} outside its {} entries", name_,
+                                     p.first_row + r + 1, static_cast<int64_t>(indexes[r]), entries));
+      out[r] = entry_codes[i];
+      if (out[r] < 0) {
         // A row pointing at a NULL entry of the dictionary is a NULL.
-        if (column_.nulls.empty()) column_.nulls.assign(rows_, 0);
-        column_.nulls[base + r] = 1;
-        out[r] = 0;
-      } else {
-        out[r] = codes[i];
+        nulls[r] = 1;
+        any_null_ = true;
       }
     }
   }
 
-  // Which dictionary dictionary_codes_ were made from.
-  struct DictionaryKey {
-    const void* offsets = nullptr;
-    const void* data = nullptr;
-    const void* validity = nullptr;
-    int64_t offset = -1;
-    int64_t length = -1;
-    bool operator==(const DictionaryKey&) const = default;
-  };
-
+  size_t index_;  // of the column, for the order of errors
   std::string name_;
   Source source_ = Source::Int64;
-  Source index_ = Source::Int32;
+  Source index_type_ = Source::Int32;
   bool dictionary_encoded_ = false;
   table::Column column_;
-  size_t rows_ = 0;
-  std::unordered_map<std::string, int32_t, StringHash, std::equal_to<>> codes_;
-  DictionaryKey dictionary_key_;
-  std::vector<int32_t> dictionary_codes_;
+  std::atomic<bool> any_null_ = false;
+  std::vector<table::StringCodes> coders_;  // a thread's each (strings only)
+  std::vector<DictionaryCache> caches_;     // a thread's each (dictionaries only)
+  std::mutex segments_mutex_;
+  std::vector<Segment> segments_;
 };
 
 std::string stream_error(ArrowArrayStream* stream, int code) {
@@ -352,7 +473,7 @@ std::string stream_error(ArrowArrayStream* stream, int code) {
 
 }  // namespace
 
-table::Table table_from_arrow(ArrowArrayStream* stream, const std::string& name, std::size_t rows_hint) {
+table::Table table_from_arrow(ArrowArrayStream* stream, const std::string& name, size_t rows_hint) {
   struct StreamRelease {
     ArrowArrayStream* stream;
     ~StreamRelease() {
@@ -364,37 +485,81 @@ table::Table table_from_arrow(ArrowArrayStream* stream, const std::string& name,
   if (const int code = stream->get_schema(stream, &schema.schema); code != 0) throw InputError(stream_error(stream, code));
   if (std::string_view(schema.schema.format ? schema.schema.format : "") != "+s")
     throw InputError("the Arrow stream's batches are not record batches (a struct schema)");
-  std::vector<ColumnReader> readers;
+  std::vector<std::unique_ptr<ColumnReader>> readers;
   for (int64_t c = 0; c < schema.schema.n_children; ++c) {
     const ArrowSchema& child = *schema.schema.children[c];
-    readers.emplace_back(child.name ? child.name : "", child.format ? child.format : "", child.dictionary);
-    readers.back().reserve(rows_hint);
+    readers.push_back(std::make_unique<ColumnReader>(static_cast<size_t>(c), child.name ? child.name : "",
+                                                     child.format ? child.format : "", child.dictionary));
   }
+  const auto resize_all = [&](size_t rows) {
+    tbb::parallel_for(size_t{0}, readers.size(), [&](size_t c) { readers[c]->resize(rows); });
+  };
 
-  int64_t rows = 0;
-  // The batch before this one, released only once this one is read: its
-  // dictionaries' addresses then cannot come back for other strings.
-  auto previous = std::make_unique<OwnedArray>();
-  for (;;) {
-    auto current = std::make_unique<OwnedArray>();
-    ArrowArray& batch_array = current->array;
-    if (const int code = stream->get_next(stream, &batch_array); code != 0) throw InputError(stream_error(stream, code));
-    if (!batch_array.release) break;  // the end of the stream
-    const OwnedArray& batch = *current;
-    if (batch.array.n_children != static_cast<int64_t>(readers.size()))
-      throw InputError(fmt::format("a record batch has {} columns; the stream's schema {}", batch.array.n_children,
-                                   readers.size()));
-    for (size_t c = 0; c < readers.size(); ++c) {
-      const ArrowArray& column = *batch.array.children[c];
-      readers[c].append(column, batch.array.offset + column.offset, batch.array.length, rows);
+  // Batches are taken from the stream while the waves taken before are read
+  // into the columns by other threads. Every batch is held until the end:
+  // the dictionary caches know a dictionary by its address.
+  constexpr size_t kWaveRows = size_t{1} << 19;
+  size_t capacity = rows_hint ? rows_hint : kWaveRows;
+  resize_all(capacity);
+  FirstError errors;
+  std::vector<std::unique_ptr<OwnedArray>> batches;
+  std::vector<std::vector<Piece>> wave(readers.size());
+  size_t rows = 0;
+  size_t wave_rows = 0;
+  tbb::task_group group;
+  // The tasks use what is above: wait for them however this ends.
+  struct WaitAtExit {
+    tbb::task_group& group;
+    ~WaitAtExit() {
+      try {
+        group.wait();
+      } catch (...) {
+      }
     }
-    rows += batch.array.length;
-    previous = std::move(current);
+  } wait_at_exit{group};
+  const auto launch = [&] {
+    if (wave_rows == 0) return;
+    auto pieces = std::make_shared<std::vector<std::vector<Piece>>>(std::move(wave));
+    wave.assign(readers.size(), {});
+    wave_rows = 0;
+    group.run([&readers, &errors, pieces] {
+      tbb::parallel_for(size_t{0}, readers.size(), [&](size_t c) { readers[c]->read_wave((*pieces)[c], errors); });
+    });
+  };
+  while (!errors.failed()) {
+    auto batch = std::make_unique<OwnedArray>();
+    if (const int code = stream->get_next(stream, &batch->array); code != 0) throw InputError(stream_error(stream, code));
+    if (!batch->array.release) break;  // the end of the stream
+    const ArrowArray& array = batch->array;
+    if (array.n_children != static_cast<int64_t>(readers.size()))
+      throw InputError(fmt::format("a record batch has {} columns; the stream's schema {}", array.n_children,
+                                   readers.size()));
+    if (array.length == 0) continue;
+    const auto length = static_cast<size_t>(array.length);
+    if (rows + length > capacity) {
+      // More rows than the hint: the columns grow while nothing reads into them.
+      launch();
+      group.wait();
+      capacity = std::max(2 * capacity, rows + length);
+      resize_all(capacity);
+    }
+    for (size_t c = 0; c < readers.size(); ++c) {
+      const ArrowArray& column = *array.children[c];
+      wave[c].push_back(Piece{&column, array.offset + column.offset, array.length, rows});
+    }
+    rows += length;
+    wave_rows += length;
+    batches.push_back(std::move(batch));
+    if (wave_rows >= kWaveRows) launch();
   }
+  launch();
+  group.wait();
+  errors.rethrow();
 
   table::Table table;
   table.name = name;
-  for (ColumnReader& reader : readers) table.columns.push_back(reader.finish());
+  table.columns.resize(readers.size());
+  tbb::parallel_for(size_t{0}, readers.size(), [&](size_t c) { table.columns[c] = readers[c]->finish(rows); });
   table::check_table(table);
   return table;
 }

@@ -18,9 +18,14 @@
 
 namespace gpuolap::python {
 
-// Reads the whole stream and releases it (also when it throws). `rows_hint`,
-// the rows the stream holds when the caller knows (0 otherwise), sizes the
-// columns once instead of as they grow.
+// Reads the whole stream and releases it (also when it throws). Batches
+// are read into the columns on other threads, a wave of them at a time,
+// while the next are taken from the stream (a Parquet file's decoded by
+// pyarrow meanwhile). `rows_hint`, the rows the stream holds where the
+// caller knows (0 otherwise), sizes the columns once; they grow past it.
+// Every batch is held until the last is read, so the stream's Arrow memory
+// and the table's are both held for a while: as for a pyarrow Table or a
+// DataFrame, which hold all of theirs anyway.
 table::Table table_from_arrow(ArrowArrayStream* stream, const std::string& name, std::size_t rows_hint = 0);
 
 }  // namespace gpuolap::python

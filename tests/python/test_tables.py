@@ -93,6 +93,54 @@ def test_parquet_file_with_row_groups_and_the_sort_order_it_records(tmp_path, ru
     assert "word,k" in listing or "word, k" in listing, listing
 
 
+def test_parquet_strings_kept_as_indices_are_read_as_dictionaries_the_others_plainly(tmp_path):
+    rng = random.Random(4)
+    names = [f"Customer#{i:06d}" for i in range(3000)]
+    table = pa.table({
+        "k": pa.array(range(20000), pa.int64()),
+        "flag": pa.array([rng.choice(["A", "N", "R", None]) for _ in range(20000)], pa.string()),
+        "name": pa.array([rng.choice(names) if rng.random() > 0.1 else None for _ in range(20000)], pa.string()),
+    })
+    path = tmp_path / "t.parquet"
+    # A 16 KiB dictionary page: `name`'s dictionary outgrows it and the writer
+    # falls back to plain strings; `flag` stays indices.
+    pq.write_table(table, path, row_group_size=5000, dictionary_pagesize_limit=16384)
+    assert gpuolap.tables._dictionary_columns(pq.ParquetFile(path).metadata) == ["flag"]
+    gpuolap.load_table(tmp_path / "db", "t", path)
+    assert read_back(tmp_path / "db", "t") == table.to_pylist()
+
+
+def test_many_batches_keep_their_order_through_waves_and_growth(tmp_path):
+    # Past one wave of rows (2^19), from a Parquet file of many row groups
+    # (its row count known) and from a stream of batches (not known: the
+    # columns grow as they come).
+    import numpy as np
+
+    rows = 1_200_000
+    k = np.random.default_rng(5).permutation(rows)
+    table = pa.table({
+        "k": pa.array(k),
+        "s": pa.array(np.char.add("name", (k % 5000).astype(str)).astype(object), pa.string()),
+        "d": pa.array(np.where(k % 7 == 0, np.nan, k * 0.5), pa.float64(), from_pandas=True),
+    })
+    path = tmp_path / "t.parquet"
+    pq.write_table(table, path, row_group_size=70_000)
+    reader = pa.RecordBatchReader.from_batches(table.schema, table.to_batches(max_chunksize=90_000))
+    for name, source in (("from_file", path), ("from_stream", reader)):
+        gpuolap.load_table(tmp_path / "db", name, source)
+        got = gpuolap.sql(tmp_path / "db", f"SELECT k, s, d FROM {name}", engine="cpu-serial")
+        assert got.column("k").to_pylist() == table.column("k").to_pylist(), name
+        assert got.column("s").to_pylist() == table.column("s").to_pylist(), name
+        assert got.column("d").to_pylist() == table.column("d").to_pylist(), name
+
+
+def test_the_first_bad_row_is_named_however_the_rows_are_spread(tmp_path):
+    values = [1] * 100_000
+    values[70_000] = values[90_000] = 2**63
+    with pytest.raises(gpuolap.InputError, match="column 'x', row 70001: "):
+        gpuolap.load_table(tmp_path / "db", "t", pa.table({"x": pa.array(values, pa.uint64())}))
+
+
 def test_an_empty_table(tmp_path):
     gpuolap.load_table(tmp_path / "db", "empty", pa.table({"k": pa.array([], pa.int64()), "s": pa.array([], pa.string())}))
     assert gpuolap.sql(tmp_path / "db", "SELECT COUNT(*) AS n FROM empty").to_pylist() == [{"n": 0}]
@@ -128,6 +176,6 @@ def test_a_string_column_of_nulls_only(tmp_path):
 
 def test_a_stream_is_read_once(tmp_path):
     stream = pa.table({"k": [1]}).__arrow_c_stream__()
-    gpuolap._gpuolap.load_table(str(tmp_path / "db"), "t", stream, [], 0)
+    gpuolap._gpuolap.load_table(str(tmp_path / "db"), "t", stream, [])
     with pytest.raises(ValueError, match="read already"):
-        gpuolap._gpuolap.load_table(str(tmp_path / "db"), "t", stream, [], 0)
+        gpuolap._gpuolap.load_table(str(tmp_path / "db"), "t", stream, [])
