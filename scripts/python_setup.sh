@@ -3,7 +3,9 @@
 #   bash scripts/python_setup.sh
 # pip installs scikit-build-core and pybind11 (the build), pyarrow, pandas
 # and pytest where missing, then `pip install .` builds the extension
-# (CPU-only; only the libraries it links) in build-python/, which is kept, so
+# (only the libraries it links; with CUDA where nvcc is found, as on CI, so
+# that the CUDA build of the module is compiled and its gpu engines say why
+# they cannot run without a GPU) in build-python/, which is kept, so
 # that a later install compiles only what changed (and ccache, where
 # installed, serves the rest). Debian's pip refuses to install beside the
 # system's Python packages unless told to.

@@ -51,8 +51,8 @@ class Cube:
     every write acknowledged before them; writes are durable when they return.
 
     ``engine`` answers area queries that name none: ``auto`` (the default),
-    ``cpu-serial``, ``cpu-parallel`` or ``gpu`` (this module is built without
-    CUDA, so ``gpu`` is refused).
+    ``cpu-serial``, ``cpu-parallel`` or ``gpu`` (where :func:`gpuolap.gpu_status`
+    lists a device; elsewhere ``gpu`` raises InputError saying why).
     """
 
     def __init__(self, path: Union[str, os.PathLike], engine: str = "auto") -> None:

@@ -26,8 +26,8 @@ class HTree:
 
     Open one with ``HTree(path)`` or make one with ``HTree.build(...)``; the
     tree's lock is held until ``close()`` or the end of a ``with`` block.
-    ``engine`` is ``auto``, ``cpu-serial`` or ``cpu-parallel`` (this module
-    is built without CUDA).
+    ``engine`` is ``auto`` (gpu where :func:`gpuolap.gpu_status` lists a
+    device, else cpu-parallel), ``cpu-serial``, ``cpu-parallel`` or ``gpu``.
     """
 
     def __init__(self, path: PathLike, engine: str = "auto"):

@@ -21,8 +21,9 @@ def sql(
 
     Returns a pyarrow Table: text as string, bigint as int64, double
     precision as float64, date as date32, boolean as bool, NULLs as nulls.
-    ``engine`` is ``cpu-parallel`` (all cores) or ``cpu-serial`` (the
-    oracle); ``max_rows`` bounds the result, its groups and the rows sorted.
+    ``engine`` is ``cpu-parallel`` (all cores), ``cpu-serial`` (the
+    oracle) or ``gpu`` (a GROUP BY, ROLLUP, CUBE or GROUPING SETS of one
+    table's columns without WHERE, by the full-cube operator on the GPU); ``max_rows`` bounds the result, its groups and the rows sorted.
     Bad SQL and unknown names raise InputError naming line and column.
     """
     return to_table(_gpuolap.sql(os.fspath(db_path), query, engine, max_rows))

@@ -9,6 +9,7 @@
 #include "arrow_export.hpp"
 #include "cube.hpp"
 #include "errors.hpp"
+#include "gpu/runtime/device_info.hpp"
 #include "schema_data.hpp"
 #include "htree_tree.hpp"
 #include "sql_batch.hpp"
@@ -96,6 +97,19 @@ PYBIND11_MODULE(_gpuolap, m) {
            "Writes a snapshot of the store and truncates its log.")
       .def("close", &Cube::close, py::call_guard<py::gil_scoped_release>(), "Releases the store and its lock.")
       .def_property_readonly("closed", &Cube::closed, "Whether close() was called.");
+
+  m.def(
+      "gpu_status",
+      [] {
+        const gpuolap::GpuStatus s = gpuolap::gpu_status();
+        py::dict d;
+        d["cuda_build"] = s.cuda_build;
+        d["devices"] = s.device_count;
+        d["device_name"] = s.device_name;
+        d["problem"] = s.problem;
+        return d;
+      },
+      "Whether this module was built with CUDA, the GPUs it can use, and why none where there is none.");
 
   m.def("sql", &gpuolap::python::run_sql, py::arg("db"), py::arg("query"), py::arg("engine"), py::arg("max_rows"),
         py::call_guard<py::gil_scoped_release>(), "Runs one SELECT over a database directory; an ArrowBatch.");
