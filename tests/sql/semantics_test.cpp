@@ -39,6 +39,25 @@ TEST(SqlSemantics, AggregatesOverNoRows) {
   EXPECT_EQ(csv_of(t, "SELECT count(*) FROM f WHERE v > 100"), "count\n0\n");
 }
 
+TEST(SqlSemantics, DeeplyNestedExpressionsOverGroupKeysAndAggregates) {
+  // 400 levels over a GROUP BY key, and over an aggregate: each level is
+  // matched against the keys (the binder keeps what it bound meanwhile, so
+  // this is linear in the depth, not quadratic); every sibling aggregate
+  // keeps its own argument.
+  auto t = sample();
+  std::string over_key = "k", over_sum = "sum(v)";
+  for (int i = 0; i < 400; ++i) {
+    over_key = "(" + over_key + " + 1)";
+    over_sum = "(" + over_sum + " - 1)";
+  }
+  EXPECT_EQ(csv_of(t, "SELECT " + over_key + " AS a, " + over_sum + " AS b, max(x), min(s) FROM f GROUP BY k ORDER BY k"),
+            "a,b,max,min\n401,-396,0.10000000000000001,\"\"\n402,-398,-0,plain\n,-392,1.0000000000000001e+300,"
+            "\"say \"\"hi\"\"\"\n");
+  EXPECT_NE(error_of([&] { csv_of(t, "SELECT " + over_key + " + v FROM f GROUP BY k"); })
+                .find("column \"v\" must appear in the GROUP BY clause"),
+            std::string::npos);
+}
+
 TEST(SqlSemantics, IntegerAndMixedArithmetic) {
   auto t = sample();
   EXPECT_EQ(csv_of(t, "SELECT 7 / 2, -7 / 2, 7 % 3, -7 % 3, 7 / 2.0, 1 + 0.5, 2 * 3"),
