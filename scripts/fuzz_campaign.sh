@@ -8,7 +8,8 @@
 # and peak RSS of any job, the corpus at the end, and ok or the finding.
 #
 #   scripts/fuzz_campaign.sh [--bins DIR] [--seconds S] [--executions N]
-#                            [--out DIR] [--resume DIR] [--reload S] harness:jobs ...
+#                            [--out DIR] [--resume DIR] [--reload S] [--separate]
+#                            harness:jobs ...
 #
 # --bins holds the fuzz_<harness> binaries (default build-fuzz/tests/fuzz:
 # bash scripts/fuzz.sh 1 builds them); --out keeps the logs, the final
@@ -20,7 +21,10 @@
 # are always added. --reload: how often a job reads what the others found
 # (default 60 s; with libFuzzer's 1 s, 40 jobs of the SQL harness, each
 # rescanning thousands of files a second, ran at 25 inputs a second each on
-# a 64-core host).
+# a 64-core host). --separate: each job works on a corpus of its own (a
+# copy of the shared one at the start; no reloads), and the jobs' corpora
+# are merged into the harness's at the end — for hosts where jobs sharing
+# a directory slow each other down.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bins=build-fuzz/tests/fuzz
@@ -29,6 +33,7 @@ executions=10000000
 out=""
 resume=""
 reload=60
+separate=0
 while [ $# -gt 0 ]; do
   case "$1" in
     --bins) bins="$2"; shift 2 ;;
@@ -37,6 +42,7 @@ while [ $# -gt 0 ]; do
     --out) out="$2"; shift 2 ;;
     --resume) resume="$2"; shift 2 ;;
     --reload) reload="$2"; shift 2 ;;
+    --separate) separate=1; shift ;;
     -*) echo "fuzz_campaign.sh: unknown option $1" >&2; exit 2 ;;
     *) break ;;
   esac
@@ -76,13 +82,26 @@ for spec in "$@"; do
   runs=$(((executions + jobs - 1) / jobs))
   for ((j = 0; j < jobs; ++j)); do
     mkdir -p "$dir/tmp/$j"
-    (cd "$dir" && TMPDIR=$dir/tmp/$j timeout -s INT -k 30 $((seconds + 60)) "$binary" corpus "${dict[@]}" -runs="$runs" \
+    corpus=corpus
+    if [ "$separate" = 1 ]; then
+      corpus=corpus-$j
+      cp -r "$dir/corpus" "$dir/$corpus"
+    fi
+    (cd "$dir" && TMPDIR=$dir/tmp/$j timeout -s INT -k 30 $((seconds + 60)) "$binary" "$corpus" "${dict[@]}" -runs="$runs" \
        -reload="$reload" -max_total_time="$seconds" -timeout=10 -rss_limit_mb=$((kBaselineMb + kOverMb)) \
        -malloc_limit_mb=$kOverMb -print_final_stats=1 -artifact_prefix="$dir/artifacts/" >"$dir/fuzz-$j.log" 2>&1) &
     pids+=($!)
   done
 done
 for pid in "${pids[@]}"; do wait "$pid" || true; done
+if [ "$separate" = 1 ]; then
+  # Every job's finds into the harness's corpus (libFuzzer names inputs by
+  # their hash, so the same input found twice is one file).
+  for spec in "$@"; do
+    dir=$out/${spec%%:*}
+    for c in "$dir"/corpus-*; do cp -r "$c/." "$dir/corpus/" && rm -rf "$c"; done
+  done
+fi
 
 failed=0
 echo "| harness | jobs | executions | exec/s | cov | ft | corpus | peak RSS (MB) | result |"
