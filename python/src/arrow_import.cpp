@@ -1,6 +1,7 @@
 #include "arrow_import.hpp"
 
 #include <fmt/format.h>
+#include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 #include <tbb/task_group.h>
@@ -13,6 +14,7 @@
 #include <mutex>
 #include <optional>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -105,9 +107,17 @@ std::vector<std::pair<size_t, size_t>> row_ranges(size_t begin, size_t end, size
 
 size_t threads() { return static_cast<size_t>(tbb::this_task_arena::max_concurrency()); }
 
+// A bad value: an InputError that knows its row (0-based), so that the read
+// reports the first bad value whichever task found it.
+struct RowError : InputError {
+  RowError(size_t r, const std::string& message) : InputError(message), row(r) {}
+  size_t row;
+};
+
 // The tasks that read a stream's batches report their InputErrors here; the
 // read fails with the one of the smallest row (then column), so that an
-// error names the first bad value however the work was spread.
+// error names the first bad value however the work was spread and on any
+// number of cores.
 class FirstError {
  public:
   void note(size_t row, size_t column, const InputError& e) {
@@ -161,8 +171,6 @@ class ColumnReader {
                    : source_ == Source::Float32 || source_ == Source::Float64                      ? table::ColumnType::Double
                    : source_ == Source::Date32 || source_ == Source::Date64                        ? table::ColumnType::Date
                                                                                                     : table::ColumnType::Int64;
-    if (column_.type == table::ColumnType::String) coders_.resize(threads());
-    if (dictionary_encoded_) caches_.resize(threads());
   }
 
   // Room for `rows` rows (every column has a NULL byte a row until finish()
@@ -191,6 +199,8 @@ class ColumnReader {
           read_nulls(*p.array, p.offset + at, n, row);
           if (!dictionary_encoded_) read_values(*p.array, p.offset + at, n, row);
         });
+      } catch (const RowError& error) {
+        errors.note(error.row, index_, error);
       } catch (const InputError& error) {
         errors.note(b, index_, error);
       }
@@ -198,6 +208,8 @@ class ColumnReader {
     if (dictionary_encoded_) {
       try {
         read_dictionary_codes(pieces);
+      } catch (const RowError& error) {
+        errors.note(error.row, index_, error);
       } catch (const InputError& error) {
         errors.note(begin, index_, error);
       }
@@ -210,10 +222,16 @@ class ColumnReader {
     resize(rows);
     if (column_.type == table::ColumnType::String) {
       // Every thread's strings merged; each range's codes mapped to the merged dictionary's.
-      table::MergedDictionary merged = table::merge_dictionaries(coders_, fmt::format("column '{}'", name_));
+      std::vector<const table::StringCodes*> parts;
+      std::unordered_map<const ThreadCoding*, size_t> part_of;
+      for (const ThreadCoding& c : coding_) {
+        part_of.emplace(&c, parts.size());
+        parts.push_back(&c.codes);
+      }
+      table::MergedDictionary merged = table::merge_dictionaries(parts, fmt::format("column '{}'", name_));
       tbb::parallel_for(size_t{0}, segments_.size(), [&](size_t i) {
         const Segment& s = segments_[i];
-        const std::vector<int32_t>& global = merged.codes[s.coder];
+        const std::vector<int32_t>& global = merged.codes[part_of.at(s.coding)];
         for (size_t r = s.begin; r < std::min(s.end, rows); ++r) {
           const int32_t local = column_.int32s[r];
           column_.int32s[r] = local < 0 ? 0 : global[static_cast<size_t>(local)];
@@ -236,11 +254,6 @@ class ColumnReader {
   }
 
  private:
-  // A range of rows coded by one thread's StringCodes.
-  struct Segment {
-    size_t begin, end;
-    size_t coder;
-  };
   // Which dictionary a thread's entry codes were made from.
   struct DictionaryKey {
     const void* offsets = nullptr;
@@ -250,21 +263,25 @@ class ColumnReader {
     int64_t length = -1;
     bool operator==(const DictionaryKey&) const = default;
   };
-  // A thread's codes of the entries of the dictionary it saw last (-1 for a
-  // NULL entry).
-  struct DictionaryCache {
+  // A thread's coding of the column's strings: its own StringCodes and, for
+  // a dictionary column, the codes of the entries of the dictionary it saw
+  // last (-1 for a NULL entry). A task runs on one thread to its end, and
+  // no two coding loops of a thread interleave (they wait for nothing), so
+  // a thread's coding is used by one loop at a time.
+  struct ThreadCoding {
+    table::StringCodes codes;
     DictionaryKey key;
     std::vector<int32_t> entry_codes;
   };
+  // A range of rows coded by one thread's StringCodes.
+  struct Segment {
+    size_t begin, end;
+    const ThreadCoding* coding;
+  };
 
-  // The calling thread's slot among coders_ and caches_: a task runs on one
-  // thread to its end, and no two tasks of a thread interleave in the
-  // coding loops (they wait for nothing).
-  static size_t thread_slot() { return static_cast<size_t>(tbb::this_task_arena::current_thread_index()); }
-
-  void add_segment(size_t begin, size_t end, size_t coder) {
+  void add_segment(size_t begin, size_t end, const ThreadCoding& coding) {
     const std::lock_guard lock(segments_mutex_);
-    segments_.push_back(Segment{begin, end, coder});
+    segments_.push_back(Segment{begin, end, &coding});
   }
 
   void read_nulls(const ArrowArray& array, int64_t offset, int64_t length, size_t row) {
@@ -310,7 +327,7 @@ class ColumnReader {
         const uint64_t* v = values<uint64_t>(array, offset);
         for (int64_t r = 0; r < length; ++r) {
           if (v[r] > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) && !column_.nulls[row + r])
-            throw InputError(fmt::format("column '{}', row {}: {} does not fit int64", name_, row + r + 1, v[r]));
+            throw RowError(row + r, fmt::format("column '{}', row {}: {} does not fit int64", name_, row + r + 1, v[r]));
           column_.int64s[row + r] = static_cast<int64_t>(v[r]);
         }
         break;
@@ -349,8 +366,8 @@ class ColumnReader {
       const int64_t days = v[r] / kMillisecondsADay;
       if (!null && (v[r] % kMillisecondsADay != 0 || days < std::numeric_limits<int32_t>::min() ||
                     days > std::numeric_limits<int32_t>::max()))
-        throw InputError(fmt::format("column '{}', row {}: date64 {} ms is not a whole day in the date range", name_,
-                                     row + r + 1, v[r]));
+        throw RowError(row + r, fmt::format("column '{}', row {}: date64 {} ms is not a whole day in the date range",
+                                            name_, row + r + 1, v[r]));
       out[r] = null ? 0 : static_cast<int32_t>(days);
     }
   }
@@ -369,8 +386,7 @@ class ColumnReader {
   // Plain strings: coded by this thread's StringCodes, a group of rows at a
   // time so that their lookups overlap (StringCodes::code_all); -1 for NULL.
   void read_strings(const ArrowArray& array, int64_t offset, int64_t length, size_t row) {
-    const size_t slot = thread_slot();
-    table::StringCodes& codes = coders_.at(slot);
+    ThreadCoding& mine = coding_.local();
     constexpr int64_t kGroup = 256;
     std::string_view strings[kGroup];
     int32_t got[kGroup];
@@ -386,10 +402,10 @@ class ColumnReader {
         strings[k] = string_at(array, offset + r);
         got_row[k++] = r;
       }
-      codes.code_all(std::span(strings, k), got);
+      mine.codes.code_all(std::span(strings, k), got);
       for (size_t j = 0; j < k; ++j) out[got_row[j]] = got[j];
     }
-    add_segment(row, row + static_cast<size_t>(length), slot);
+    add_segment(row, row + static_cast<size_t>(length), mine);
   }
 
   // Dictionary arrays: each dictionary's strings coded once, then each row's
@@ -399,34 +415,35 @@ class ColumnReader {
   // memory (every batch lives until the table is read, so the same
   // addresses are the same strings).
   void read_dictionary_codes(const std::vector<Piece>& pieces) {
-    const size_t slot = thread_slot();
-    table::StringCodes& codes = coders_.at(slot);
-    DictionaryCache& cache = caches_.at(slot);
+    ThreadCoding& mine = coding_.local();
     for (const Piece& p : pieces) {
+      if (!p.array->dictionary)
+        throw RowError(p.first_row, fmt::format("column '{}', row {}: a dictionary-encoded batch without its dictionary",
+                                                name_, p.first_row + 1));
       const ArrowArray& dictionary = *p.array->dictionary;
       const void* validity = dictionary.n_buffers > 0 ? dictionary.buffers[0] : nullptr;
       const DictionaryKey key{dictionary.buffers[1], dictionary.buffers[2], validity, dictionary.offset,
                               dictionary.length};
-      if (!(key == cache.key)) {
-        cache.entry_codes.resize(static_cast<size_t>(dictionary.length));
+      if (!(key == mine.key)) {
+        mine.entry_codes.resize(static_cast<size_t>(dictionary.length));
         for (int64_t e = 0; e < dictionary.length; ++e) {
           const int64_t at = dictionary.offset + e;
           const bool null = validity && dictionary.null_count != 0 && !bit(validity, at);
-          cache.entry_codes[e] = null ? -1 : codes.code(string_at(dictionary, at));
+          mine.entry_codes[e] = null ? -1 : mine.codes.code(string_at(dictionary, at));
         }
-        cache.key = key;
+        mine.key = key;
       }
       switch (index_type_) {
-        case Source::Int8: look_up(values<int8_t>(*p.array, p.offset), p, cache.entry_codes); break;
-        case Source::Int16: look_up(values<int16_t>(*p.array, p.offset), p, cache.entry_codes); break;
-        case Source::Int32: look_up(values<int32_t>(*p.array, p.offset), p, cache.entry_codes); break;
-        case Source::Int64: look_up(values<int64_t>(*p.array, p.offset), p, cache.entry_codes); break;
-        case Source::UInt8: look_up(values<uint8_t>(*p.array, p.offset), p, cache.entry_codes); break;
-        case Source::UInt16: look_up(values<uint16_t>(*p.array, p.offset), p, cache.entry_codes); break;
-        case Source::UInt32: look_up(values<uint32_t>(*p.array, p.offset), p, cache.entry_codes); break;
-        default: look_up(values<uint64_t>(*p.array, p.offset), p, cache.entry_codes); break;
+        case Source::Int8: look_up(values<int8_t>(*p.array, p.offset), p, mine.entry_codes); break;
+        case Source::Int16: look_up(values<int16_t>(*p.array, p.offset), p, mine.entry_codes); break;
+        case Source::Int32: look_up(values<int32_t>(*p.array, p.offset), p, mine.entry_codes); break;
+        case Source::Int64: look_up(values<int64_t>(*p.array, p.offset), p, mine.entry_codes); break;
+        case Source::UInt8: look_up(values<uint8_t>(*p.array, p.offset), p, mine.entry_codes); break;
+        case Source::UInt16: look_up(values<uint16_t>(*p.array, p.offset), p, mine.entry_codes); break;
+        case Source::UInt32: look_up(values<uint32_t>(*p.array, p.offset), p, mine.entry_codes); break;
+        default: look_up(values<uint64_t>(*p.array, p.offset), p, mine.entry_codes); break;
       }
-      add_segment(p.first_row, p.first_row + static_cast<size_t>(p.length), slot);
+      add_segment(p.first_row, p.first_row + static_cast<size_t>(p.length), mine);
     }
   }
 
@@ -442,8 +459,8 @@ class ColumnReader {
       }
       const auto i = static_cast<uint64_t>(indexes[r]);  // a negative index wraps past every entry
       if (i >= entries)
-        throw InputError(fmt::format("column '{}', row {}: dictionary index {} outside its {} entries", name_,
-                                     p.first_row + r + 1, static_cast<int64_t>(indexes[r]), entries));
+        throw RowError(p.first_row + r, fmt::format("column '{}', row {}: dictionary index {} outside its {} entries",
+                                                    name_, p.first_row + r + 1, static_cast<int64_t>(indexes[r]), entries));
       out[r] = entry_codes[i];
       if (out[r] < 0) {
         // A row pointing at a NULL entry of the dictionary is a NULL.
@@ -460,8 +477,7 @@ class ColumnReader {
   bool dictionary_encoded_ = false;
   table::Column column_;
   std::atomic<bool> any_null_ = false;
-  std::vector<table::StringCodes> coders_;  // a thread's each (strings only)
-  std::vector<DictionaryCache> caches_;     // a thread's each (dictionaries only)
+  tbb::enumerable_thread_specific<ThreadCoding> coding_;  // strings only
   std::mutex segments_mutex_;
   std::vector<Segment> segments_;
 };
@@ -528,12 +544,17 @@ table::Table table_from_arrow(ArrowArrayStream* stream, const std::string& name,
   };
   while (!errors.failed()) {
     auto batch = std::make_unique<OwnedArray>();
-    if (const int code = stream->get_next(stream, &batch->array); code != 0) throw InputError(stream_error(stream, code));
+    // A bad value in the rows before is the first thing wrong: reported first.
+    const auto fail = [&](const std::string& why) {
+      group.wait();
+      errors.rethrow();
+      throw InputError(why);
+    };
+    if (const int code = stream->get_next(stream, &batch->array); code != 0) fail(stream_error(stream, code));
     if (!batch->array.release) break;  // the end of the stream
     const ArrowArray& array = batch->array;
     if (array.n_children != static_cast<int64_t>(readers.size()))
-      throw InputError(fmt::format("a record batch has {} columns; the stream's schema {}", array.n_children,
-                                   readers.size()));
+      fail(fmt::format("a record batch has {} columns; the stream's schema {}", array.n_children, readers.size()));
     if (array.length == 0) continue;
     const auto length = static_cast<size_t>(array.length);
     if (rows + length > capacity) {

@@ -474,8 +474,8 @@ Table parse_csv(std::string_view text, const std::string& where, const CsvLoadOp
   for (std::size_t k = 0; k < columns; ++k) {
     Column& col = table.columns[k];
     if (col.type != ColumnType::String) continue;
-    std::vector<StringCodes> parts(chunks.size());
-    for (std::size_t i = 0; i < chunks.size(); ++i) parts[i] = std::move(chunks[i].distinct[k]);
+    std::vector<const StringCodes*> parts(chunks.size());
+    for (std::size_t i = 0; i < chunks.size(); ++i) parts[i] = &chunks[i].distinct[k];
     MergedDictionary merged = merge_dictionaries(parts, fmt::format("{}: column {}", where, col.name));
     tbb::parallel_for(std::size_t{0}, chunks.size(), [&](std::size_t i) {
       const Chunk& c = chunks[i];
@@ -483,6 +483,7 @@ Table parse_csv(std::string_view text, const std::string& where, const CsvLoadOp
       for (std::size_t r = c.first_row; r < c.first_row + c.rows; ++r)
         col.int32s[r] = col.nulls[r] ? 0 : global[static_cast<std::size_t>(col.int32s[r])];
     });
+    for (Chunk& c : chunks) c.distinct[k] = StringCodes();  // their strings are in the dictionary now
     col.dictionary = std::move(merged.dictionary);
   }
   for (Column& col : table.columns)

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstring>
+#include <utility>
 
 #include "gpuolap/error.hpp"
 
@@ -15,7 +16,21 @@
 
 namespace gpuolap::table {
 
-StringCodes::StringCodes() : slots_(1024) {}
+StringCodes::StringCodes() = default;
+
+StringCodes::StringCodes(StringCodes&& other) noexcept { *this = std::move(other); }
+
+StringCodes& StringCodes::operator=(StringCodes&& other) noexcept {
+  if (this != &other) {
+    slots_ = std::exchange(other.slots_, {});
+    strings_ = std::exchange(other.strings_, {});
+    hashes_ = std::exchange(other.hashes_, {});
+    blocks_ = std::exchange(other.blocks_, {});
+    next_ = std::exchange(other.next_, nullptr);
+    block_left_ = std::exchange(other.block_left_, 0);
+  }
+  return *this;
+}
 
 namespace {
 std::uint64_t hash_of(std::string_view s) { return XXH3_64bits(s.data(), s.size()); }
@@ -26,12 +41,14 @@ bool StringCodes::holds(const Slot& slot, std::uint32_t tag, std::string_view s)
   if (slot.tag != tag) return false;
   std::uint32_t size;
   std::memcpy(&size, slot.text - sizeof size, sizeof size);
-  return size == s.size() && std::memcmp(slot.text, s.data(), s.size()) == 0;
+  // (An empty string may come as a null pointer: memcmp must not see it.)
+  return size == s.size() && (s.empty() || std::memcmp(slot.text, s.data(), s.size()) == 0);
 }
 
 std::int32_t StringCodes::code(std::string_view s) { return code(s, hash_of(s)); }
 
 std::int32_t StringCodes::code(std::string_view s, std::uint64_t hash) {
+  if (slots_.empty()) slots_.resize(kFirstSlots);
   const std::uint32_t tag = tag_of(hash);
   const std::size_t mask = slots_.size() - 1;
   std::size_t i = hash & mask;
@@ -53,6 +70,7 @@ void StringCodes::code_all(std::span<const std::string_view> strings, std::int32
   // only then are the strings compared.
   constexpr std::size_t kGroup = 16;
   std::uint64_t hashes[kGroup];
+  if (slots_.empty()) slots_.resize(kFirstSlots);
   for (std::size_t begin = 0; begin < strings.size(); begin += kGroup) {
     const std::size_t n = std::min(kGroup, strings.size() - begin);
     const std::string_view* s = strings.data() + begin;
@@ -114,9 +132,9 @@ bool bytes_less(std::string_view a, std::string_view b) {
   return a.size() < b.size();
 }
 
-MergedDictionary merge_dictionaries(const std::vector<StringCodes>& codes, const std::string& what) {
+MergedDictionary merge_dictionaries(const std::vector<const StringCodes*>& codes, const std::string& what) {
   std::vector<const std::vector<std::string_view>*> parts;
-  for (const StringCodes& c : codes) parts.push_back(&c.strings());
+  for (const StringCodes* c : codes) parts.push_back(&c->strings());
   // Every part's strings sorted together (one sort; the first 8 bytes
   // compared as an integer first), a code given to each distinct one.
   struct Entry {

@@ -23,8 +23,9 @@ namespace gpuolap::table {
 class StringCodes {
  public:
   StringCodes();
-  StringCodes(StringCodes&&) noexcept = default;
-  StringCodes& operator=(StringCodes&&) noexcept = default;
+  // Moved from, it is empty and usable again (its slots are made by the next code()).
+  StringCodes(StringCodes&& other) noexcept;
+  StringCodes& operator=(StringCodes&& other) noexcept;
   // The code of `s`, its index in strings(); a new string gets the next.
   std::int32_t code(std::string_view s);
   // codes[i] = code(strings[i]) for each, in order; faster than a call
@@ -40,6 +41,7 @@ class StringCodes {
     std::int32_t code = -1;      // -1: empty
     const char* text = nullptr;  // the string's kept bytes, its size before them
   };
+  static constexpr std::size_t kFirstSlots = 1024;
   static bool holds(const Slot& slot, std::uint32_t tag, std::string_view s);
   std::int32_t code(std::string_view s, std::uint64_t hash);
   void grow();
@@ -61,7 +63,7 @@ struct MergedDictionary {
   std::vector<std::string> dictionary;
   std::vector<std::vector<std::int32_t>> codes;  // [part][its code] -> dictionary code
 };
-MergedDictionary merge_dictionaries(const std::vector<StringCodes>& parts, const std::string& what);
+MergedDictionary merge_dictionaries(const std::vector<const StringCodes*>& parts, const std::string& what);
 
 // a < b in byte order (std::string's), 8 bytes a step: the sort of a
 // dictionary compares tens of millions of strings sharing long prefixes, and

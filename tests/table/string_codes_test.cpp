@@ -52,6 +52,20 @@ TEST(StringCodes, CodingAGroupAtOnceGivesTheCodesOfOneAtATime) {
   EXPECT_EQ(all.strings(), one.strings());
 }
 
+TEST(StringCodes, MovedFromIsEmptyAndUsableAndAnEmptyStringMayHaveNoPointer) {
+  StringCodes codes;
+  EXPECT_EQ(codes.code(std::string_view(nullptr, 0)), 0);  // an Arrow buffer of empty strings may be null
+  EXPECT_EQ(codes.code(""), 0);
+  for (int i = 0; i < 3000; ++i) codes.code("s" + std::to_string(i));
+  StringCodes moved = std::move(codes);
+  EXPECT_EQ(moved.size(), 3001u);
+  EXPECT_EQ(moved.code("s2999"), 3000);
+  EXPECT_EQ(codes.size(), 0u);  // NOLINT(bugprone-use-after-move): the moved-from state is specified
+  EXPECT_EQ(codes.code("s2999"), 0);
+  EXPECT_EQ(codes.code("x"), 1);
+  EXPECT_EQ(codes.code("s2999"), 0);
+}
+
 TEST(StringCodes, MergedPartsMakeOneDictionaryInByteOrder) {
   const auto strings = random_strings(50'000, 2);
   // Four parts, each coding its share; some strings in several parts.
@@ -59,7 +73,9 @@ TEST(StringCodes, MergedPartsMakeOneDictionaryInByteOrder) {
   std::vector<std::vector<std::int32_t>> local(4);
   for (std::size_t i = 0; i < strings.size(); ++i) local[i % 4].push_back(coders[i % 4].code(strings[i]));
   coders.emplace_back();  // an empty part
-  const MergedDictionary merged = merge_dictionaries(coders, "column x");
+  std::vector<const StringCodes*> parts;
+  for (const StringCodes& c : coders) parts.push_back(&c);
+  const MergedDictionary merged = merge_dictionaries(parts, "column x");
   const std::set<std::string> sorted(strings.begin(), strings.end());  // std::string's order is byte order
   EXPECT_TRUE(std::equal(sorted.begin(), sorted.end(), merged.dictionary.begin(), merged.dictionary.end()));
   ASSERT_EQ(merged.codes.size(), 5u);
