@@ -8,6 +8,7 @@ from typing import Any, Iterable, Optional, Union
 import pyarrow as pa
 
 from . import _gpuolap
+from ._gpuolap import InputError
 
 
 def load_table(
@@ -49,10 +50,13 @@ def _arrow_source(data: Any):
 
         path = os.fspath(data)
         metadata = pq.ParquetFile(path).metadata
+        names = metadata.schema.to_arrow_schema().names
+        twice = sorted({name for name in names if names.count(name) > 1})
+        if twice:  # (pyarrow's scanner would refuse it with its own error)
+            raise InputError(f"{path}: two columns named '{twice[0]}'")
         # Read as a stream: pyarrow's threads decode the next batches while
-        # load_table codes the ones before (the whole file read first, then
-        # coded, took 1.08 s against 1.06 s for pyarrow's read_table + a
-        # copy, issue 25's target; bench/python/parquet_load.py).
+        # load_table codes the ones before (bench/python/parquet_load.py
+        # measures both ways; the stream was the faster in 4 of 5 runs).
         options = ds.ParquetReadOptions(dictionary_columns=_dictionary_columns(metadata))
         scanner = ds.dataset(path, format=ds.ParquetFileFormat(read_options=options)).scanner(use_threads=True)
         return scanner.to_reader(), metadata.num_rows
@@ -91,7 +95,9 @@ def _dictionary_columns(metadata) -> list:
     (bench/python/parquet_load.py). Indices take at most 4 bytes a value
     and a plain string at least 4 (its length), so a column whose pages
     hold under 4 bytes a value, uncompressed, in every row group is read as
-    a dictionary; other string columns are read plainly.
+    a dictionary; other string columns are read plainly. A heuristic (the
+    dictionary page and NULLs count too): it decides only how fast the
+    column is read, never what is read.
     """
     chosen = []
     arrow_schema = metadata.schema.to_arrow_schema()
@@ -99,8 +105,11 @@ def _dictionary_columns(metadata) -> list:
         column = metadata.schema.column(index)
         if column.max_repetition_level != 0 or "." in column.path:
             continue  # only top-level columns
-        field = arrow_schema.field(column.path) if column.path in arrow_schema.names else None
-        if field is None or not (pa.types.is_string(field.type) or pa.types.is_large_string(field.type)):
+        fields = arrow_schema.get_all_field_indices(column.path)
+        if len(fields) != 1:
+            continue  # a name twice (load_table refuses the table) or none
+        field = arrow_schema.field(fields[0])
+        if not (pa.types.is_string(field.type) or pa.types.is_large_string(field.type)):
             continue
         chunks = [metadata.row_group(g).column(index) for g in range(metadata.num_row_groups)]
         if all(c.has_dictionary_page and c.total_uncompressed_size < 4 * max(c.num_values, 1) for c in chunks):

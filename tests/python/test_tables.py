@@ -134,11 +134,26 @@ def test_many_batches_keep_their_order_through_waves_and_growth(tmp_path):
         assert got.column("d").to_pylist() == table.column("d").to_pylist(), name
 
 
+def test_a_parquet_file_with_a_column_name_twice_is_an_input_error(tmp_path):
+    table = pa.Table.from_arrays([pa.array(["a", "b"]), pa.array([1, 2])], names=["x", "x"])
+    pq.write_table(table, tmp_path / "t.parquet")
+    with pytest.raises(gpuolap.InputError, match="two columns named 'x'"):
+        gpuolap.load_table(tmp_path / "db", "t", tmp_path / "t.parquet")
+
+
 def test_the_first_bad_row_is_named_however_the_rows_are_spread(tmp_path):
     values = [1] * 100_000
     values[70_000] = values[90_000] = 2**63
     with pytest.raises(gpuolap.InputError, match="column 'x', row 70001: "):
         gpuolap.load_table(tmp_path / "db", "t", pa.table({"x": pa.array(values, pa.uint64())}))
+    # In two columns, the earlier row wins whichever column and task found it.
+    later = [1] * 100_000
+    later[74_000] = 2**63  # in the same range of rows as row 70,000 on 2 cores
+    with pytest.raises(gpuolap.InputError, match="column 'y', row 70001: "):
+        gpuolap.load_table(tmp_path / "db", "t", pa.table({
+            "x": pa.array(later, pa.uint64()),
+            "y": pa.array(values, pa.uint64()),
+        }))
 
 
 def test_an_empty_table(tmp_path):
