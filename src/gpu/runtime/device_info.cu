@@ -34,6 +34,8 @@ std::string no_device_problem(cudaError_t err) {
   return std::string("no usable GPU: ") + cudaGetErrorString(err) + " (" + call + ")";
 }
 
+__global__ void read_stream(const uint4* data, size_t n, unsigned* sink);
+
 }  // namespace
 
 GpuStatus gpu_status() {
@@ -52,6 +54,20 @@ GpuStatus gpu_status() {
   }
   cudaDeviceProp prop{};
   if (cudaGetDeviceProperties(&prop, 0) == cudaSuccess) status.device_name = prop.name;
+  // A GPU older than the architectures this build compiled for
+  // (CMAKE_CUDA_ARCHITECTURES, 90 by default) cannot run its kernels: say
+  // so, and count no usable device, so that `auto` stays on the CPU rather
+  // than failing at the first launch.
+  cudaFuncAttributes attributes{};
+  if (const cudaError_t image = cudaFuncGetAttributes(&attributes, read_stream); image != cudaSuccess) {
+    cudaGetLastError();  // not sticky: clear it for the next call
+    status.device_count = 0;
+    status.problem = "GPU 0 (" + status.device_name + ", compute capability " + std::to_string(prop.major) + "." +
+                     std::to_string(prop.minor) + ") cannot run this build's kernels (" + cudaGetErrorName(image) +
+                     "): rebuild with -DCMAKE_CUDA_ARCHITECTURES=" + std::to_string(prop.major * 10 + prop.minor) +
+                     " (pip: -C cmake.define.CMAKE_CUDA_ARCHITECTURES=" + std::to_string(prop.major * 10 + prop.minor) +
+                     ")";
+  }
   return status;
 }
 

@@ -35,6 +35,7 @@
 #include "gpu/runtime/cuda_check.cuh"
 #include "gpu/runtime/device_buffer.cuh"
 #include "gpu/runtime/device_context.cuh"
+#include "gpu/runtime/device_info.hpp"
 #include "gpu/runtime/pinned_buffer.cuh"
 #include "gpu/runtime/pinned_memory.hpp"
 #include "gpu/runtime/stage_clock.cuh"
@@ -678,10 +679,7 @@ struct GpuHTree::Impl {
   std::size_t leaf_count() const { return levels.empty() ? 0 : levels.back().nodes; }
 };
 
-bool gpu_available() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
+bool gpu_available() { return gpu_status().device_count > 0; }
 
 GpuHTree::GpuHTree(int device, GpuKnobs knobs) : impl_(std::make_unique<Impl>(device, knobs)) {}
 GpuHTree::~GpuHTree() = default;
