@@ -85,6 +85,7 @@ for spec in "$@"; do
     corpus=corpus
     if [ "$separate" = 1 ]; then
       corpus=corpus-$j
+      rm -rf "${dir:?}/$corpus"
       cp -r "$dir/corpus" "$dir/$corpus"
     fi
     (cd "$dir" && TMPDIR=$dir/tmp/$j timeout -s INT -k 30 $((seconds + 60)) "$binary" "$corpus" "${dict[@]}" -runs="$runs" \

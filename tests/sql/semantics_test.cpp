@@ -53,6 +53,11 @@ TEST(SqlSemantics, DeeplyNestedExpressionsOverGroupKeysAndAggregates) {
   EXPECT_EQ(csv_of(t, "SELECT " + over_key + " AS a, " + over_sum + " AS b, max(x), min(s) FROM f GROUP BY k ORDER BY k"),
             "a,b,max,min\n401,-396,0.10000000000000001,\"\"\n402,-398,-0,plain\n,-392,1.0000000000000001e+300,"
             "\"say \"\"hi\"\"\"\n");
+  // Two aggregates in one expression, and in HAVING: the binder keeps Row-mode
+  // bindings by node while one expression is bound, so each aggregate must
+  // bind its own argument (not one of another at a reused address).
+  EXPECT_EQ(csv_of(t, "SELECT k, max(v) - min(fk) AS d FROM f GROUP BY k HAVING max(v) > min(fk) - 100 ORDER BY k"),
+            "k,d\n1,-3\n,-12\n");
   EXPECT_NE(error_of([&] { csv_of(t, "SELECT " + over_key + " + v FROM f GROUP BY k"); })
                 .find("column \"v\" must appear in the GROUP BY clause"),
             std::string::npos);
