@@ -2,6 +2,7 @@
 // cpu-parallel (levels_cpu.cpp, query_cpu.cpp) and gpu (GpuHTree).
 #include <tbb/enumerable_thread_specific.h>
 
+#include "gpu/runtime/device_info.hpp"
 #include "gpu/runtime/pinned_memory.hpp"
 #include "gpuolap/error.hpp"
 #include "htree/gpu/htree_gpu.hpp"
@@ -12,7 +13,7 @@ namespace gpuolap::htree {
 Engine resolve_engine(Engine e) {
   if (e == Engine::Auto) return gpu_available() ? Engine::Gpu : Engine::CpuParallel;
   if (e == Engine::Gpu && !gpu_available())
-    throw InputError("the gpu H-tree engine is not available here (no CUDA in this build, or no GPU): use cpu-parallel");
+    throw InputError("the gpu H-tree engine is not available here (" + gpu_status().problem + "): use cpu-parallel");
   return e;
 }
 

@@ -36,6 +36,7 @@
 #include "gpu/runtime/cuda_check.cuh"
 #include "gpu/runtime/device_buffer.cuh"
 #include "gpu/runtime/device_context.cuh"
+#include "gpu/runtime/device_info.hpp"
 #include "gpu/runtime/pinned_buffer.cuh"
 #include "gpu/runtime/stage_clock.cuh"
 #include "gpuolap/error.hpp"
@@ -744,10 +745,8 @@ class CubeRunner {
 
 }  // namespace gpu
 
-int gpu_count() {
-  int devices = 0;
-  return cudaGetDeviceCount(&devices) == cudaSuccess ? devices : 0;
-}
+// The devices gpu_status() finds usable (none where this build's kernels do not fit the GPU).
+int gpu_count() { return gpu_status().device_count; }
 
 bool gpu_available() { return gpu_count() > 0; }
 

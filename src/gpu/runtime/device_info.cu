@@ -36,9 +36,7 @@ std::string no_device_problem(cudaError_t err) {
 
 __global__ void read_stream(const uint4* data, size_t n, unsigned* sink);
 
-}  // namespace
-
-GpuStatus gpu_status() {
+GpuStatus probe_gpus() {
   GpuStatus status;
   status.cuda_build = true;
   int count = 0;
@@ -68,6 +66,16 @@ GpuStatus gpu_status() {
                      " (pip: -C cmake.define.CMAKE_CUDA_ARCHITECTURES=" + std::to_string(prop.major * 10 + prop.minor) +
                      ")";
   }
+  return status;
+}
+
+}  // namespace
+
+// Probed once a process: every engine's availability check asks, the
+// H-tree's on each query batch, and the device properties cost far more
+// than a batch of lookups.
+GpuStatus gpu_status() {
+  static const GpuStatus status = probe_gpus();
   return status;
 }
 

@@ -17,6 +17,7 @@
 #include "gpu/runtime/cuda_check.cuh"
 #include "gpu/runtime/device_buffer.cuh"
 #include "gpu/runtime/device_context.cuh"
+#include "gpu/runtime/device_info.hpp"
 #include "gpu/runtime/gpu_error.hpp"
 #include "gpu/runtime/text.hpp"
 #include "gpuolap/error.hpp"
@@ -491,10 +492,7 @@ const std::uint32_t* SharedResidentColumns::codes() const { return buffers_->cod
 const void* SharedResidentColumns::values() const { return buffers_->has_values ? buffers_->values.data() : nullptr; }
 int SharedResidentColumns::device() const { return buffers_->device; }
 
-bool shared_gpu_available() {
-  int devices = 0;
-  return cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
-}
+bool shared_gpu_available() { return gpu_status().device_count > 0; }
 
 namespace {
 // The options' shape as check_shape takes it: auto threads as 1,024, the
