@@ -81,7 +81,15 @@ struct Piece {
   int64_t offset = 0;
   int64_t length = 0;
   size_t first_row = 0;
+  bool may_hold_nulls = false;  // a validity bitmap with NULLs in it, or a dictionary with NULL entries
 };
+
+// Whether a column's piece may have NULL rows: its validity bitmap counts
+// some (or does not say how many), or its dictionary has NULL entries.
+bool may_hold_nulls(const ArrowArray& array) {
+  const auto counted = [](const ArrowArray& a) { return a.n_buffers > 0 && a.buffers[0] && a.null_count != 0; };
+  return counted(array) || (array.dictionary && counted(*array.dictionary));
+}
 
 // Rows [begin, end) of the table as the pieces that hold them: calls
 // fn(piece, offset into the piece, rows, first table row) for each stretch.
@@ -173,8 +181,8 @@ class ColumnReader {
                                                                                                     : table::ColumnType::Int64;
   }
 
-  // Room for `rows` rows (every column has a NULL byte a row until finish()
-  // sees that none is NULL). Called while no wave is being read.
+  // Room for `rows` rows, and for their NULL flags once a piece may hold
+  // NULLs. Called while no wave is being read.
   void resize(size_t rows) {
     switch (column_.type) {
       case table::ColumnType::Int64: table::resize_on_huge_pages(column_.int64s, rows); break;
@@ -182,7 +190,17 @@ class ColumnReader {
       case table::ColumnType::Date:
       case table::ColumnType::String: table::resize_on_huge_pages(column_.int32s, rows); break;
     }
-    table::resize_on_huge_pages(column_.nulls, rows);
+    if (!column_.nulls.empty()) table::resize_on_huge_pages(column_.nulls, rows);
+  }
+
+  // Called for each piece as it joins a wave, before the wave is read: the
+  // first piece that may hold NULLs makes room for a NULL flag a row (0 for
+  // the rows before, which had none). No wave being read touches the flags
+  // meanwhile: only pieces that may hold NULLs do, and none came before.
+  // Most columns have no NULLs, and a byte a row of flags written, read and
+  // thrown away was a tenth of a load.
+  void note_piece(const Piece& piece, size_t capacity) {
+    if (piece.may_hold_nulls && column_.nulls.empty()) table::resize_on_huge_pages(column_.nulls, capacity);
   }
 
   // Reads the column's pieces of a wave of batches (consecutive rows, in
@@ -196,8 +214,8 @@ class ColumnReader {
       const auto [b, e] = ranges[i];
       try {
         each_stretch(pieces, b, e, [&](const Piece& p, int64_t at, int64_t n, size_t row) {
-          read_nulls(*p.array, p.offset + at, n, row);
-          if (!dictionary_encoded_) read_values(*p.array, p.offset + at, n, row);
+          if (p.may_hold_nulls) read_nulls(*p.array, p.offset + at, n, row);
+          if (!dictionary_encoded_) read_values(p, p.offset + at, n, row);
         });
       } catch (const RowError& error) {
         errors.note(error.row, index_, error);
@@ -284,22 +302,29 @@ class ColumnReader {
     segments_.push_back(Segment{begin, end, &coding});
   }
 
+  // The NULL flags of a piece that may hold NULLs (in room made by note_piece()).
   void read_nulls(const ArrowArray& array, int64_t offset, int64_t length, size_t row) {
     uint8_t* out = column_.nulls.data() + row;
     if (array.n_buffers == 0 || !array.buffers[0] || array.null_count == 0) {
-      std::fill(out, out + length, 0);
+      std::fill(out, out + length, 0);  // (a dictionary's NULL entries are flagged by look_up)
       return;
     }
     any_null_ = true;
     for (int64_t r = 0; r < length; ++r) out[r] = bit(array.buffers[0], offset + r) ? 0 : 1;
   }
 
-  void read_values(const ArrowArray& array, int64_t offset, int64_t length, size_t row) {
+  // The NULL flags of a piece's rows from `row` on, or nullptr where it has no NULLs.
+  const uint8_t* nulls_of(const Piece& p, size_t row) const {
+    return p.may_hold_nulls ? column_.nulls.data() + row : nullptr;
+  }
+
+  void read_values(const Piece& p, int64_t offset, int64_t length, size_t row) {
+    const ArrowArray& array = *p.array;
     switch (column_.type) {
-      case table::ColumnType::Int64: return read_integers(array, offset, length, row);
+      case table::ColumnType::Int64: return read_integers(array, offset, length, row, nulls_of(p, row));
       case table::ColumnType::Double: return read_doubles(array, offset, length, row);
-      case table::ColumnType::Date: return read_dates(array, offset, length, row);
-      case table::ColumnType::String: return read_strings(array, offset, length, row);
+      case table::ColumnType::Date: return read_dates(array, offset, length, row, nulls_of(p, row));
+      case table::ColumnType::String: return read_strings(array, offset, length, row, nulls_of(p, row));
     }
   }
 
@@ -314,7 +339,8 @@ class ColumnReader {
     std::copy(v, v + length, column_.int64s.data() + row);
   }
 
-  void read_integers(const ArrowArray& array, int64_t offset, int64_t length, size_t row) {
+  // `nulls`: the rows' NULL flags, nullptr where none is NULL (so in the functions below).
+  void read_integers(const ArrowArray& array, int64_t offset, int64_t length, size_t row, const uint8_t* nulls) {
     switch (source_) {
       case Source::Int8: widen<int8_t>(array, offset, length, row); break;
       case Source::Int16: widen<int16_t>(array, offset, length, row); break;
@@ -326,7 +352,7 @@ class ColumnReader {
       case Source::UInt64: {
         const uint64_t* v = values<uint64_t>(array, offset);
         for (int64_t r = 0; r < length; ++r) {
-          if (v[r] > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) && !column_.nulls[row + r])
+          if (v[r] > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) && !(nulls && nulls[r]))
             throw RowError(row + r, fmt::format("column '{}', row {}: {} does not fit int64", name_, row + r + 1, v[r]));
           column_.int64s[row + r] = static_cast<int64_t>(v[r]);
         }
@@ -352,7 +378,7 @@ class ColumnReader {
     }
   }
 
-  void read_dates(const ArrowArray& array, int64_t offset, int64_t length, size_t row) {
+  void read_dates(const ArrowArray& array, int64_t offset, int64_t length, size_t row, const uint8_t* nulls) {
     int32_t* out = column_.int32s.data() + row;
     if (source_ == Source::Date32) {
       const int32_t* v = values<int32_t>(array, offset);
@@ -362,7 +388,7 @@ class ColumnReader {
     constexpr int64_t kMillisecondsADay = 86'400'000;
     const int64_t* v = values<int64_t>(array, offset);
     for (int64_t r = 0; r < length; ++r) {
-      const bool null = column_.nulls[row + r];
+      const bool null = nulls && nulls[r];
       const int64_t days = v[r] / kMillisecondsADay;
       if (!null && (v[r] % kMillisecondsADay != 0 || days < std::numeric_limits<int32_t>::min() ||
                     days > std::numeric_limits<int32_t>::max()))
@@ -385,7 +411,7 @@ class ColumnReader {
 
   // Plain strings: coded by this thread's StringCodes, a group of rows at a
   // time so that their lookups overlap (StringCodes::code_all); -1 for NULL.
-  void read_strings(const ArrowArray& array, int64_t offset, int64_t length, size_t row) {
+  void read_strings(const ArrowArray& array, int64_t offset, int64_t length, size_t row, const uint8_t* nulls) {
     ThreadCoding& mine = coding_.local();
     constexpr int64_t kGroup = 256;
     std::string_view strings[kGroup];
@@ -395,7 +421,7 @@ class ColumnReader {
     for (int64_t begin = 0; begin < length; begin += kGroup) {
       size_t k = 0;
       for (int64_t r = begin; r < std::min(length, begin + kGroup); ++r) {
-        if (column_.nulls[row + r]) {
+        if (nulls && nulls[r]) {
           out[r] = -1;
           continue;
         }
@@ -450,10 +476,11 @@ class ColumnReader {
   template <typename Index>
   void look_up(const Index* indexes, const Piece& p, const std::vector<int32_t>& entry_codes) {
     int32_t* out = column_.int32s.data() + p.first_row;
-    uint8_t* nulls = column_.nulls.data() + p.first_row;
+    // (A dictionary with NULL entries makes the piece one that may hold NULLs.)
+    uint8_t* nulls = p.may_hold_nulls ? column_.nulls.data() + p.first_row : nullptr;
     const auto entries = static_cast<uint64_t>(entry_codes.size());
     for (int64_t r = 0; r < p.length; ++r) {
-      if (nulls[r]) {
+      if (nulls && nulls[r]) {
         out[r] = -1;
         continue;
       }
@@ -462,7 +489,7 @@ class ColumnReader {
         throw RowError(p.first_row + r, fmt::format("column '{}', row {}: dictionary index {} outside its {} entries",
                                                     name_, p.first_row + r + 1, static_cast<int64_t>(indexes[r]), entries));
       out[r] = entry_codes[i];
-      if (out[r] < 0) {
+      if (out[r] < 0 && nulls) {
         // A row pointing at a NULL entry of the dictionary is a NULL.
         nulls[r] = 1;
         any_null_ = true;
@@ -566,7 +593,8 @@ table::Table table_from_arrow(ArrowArrayStream* stream, const std::string& name,
     }
     for (size_t c = 0; c < readers.size(); ++c) {
       const ArrowArray& column = *array.children[c];
-      wave[c].push_back(Piece{&column, array.offset + column.offset, array.length, rows});
+      wave[c].push_back(Piece{&column, array.offset + column.offset, array.length, rows, may_hold_nulls(column)});
+      readers[c]->note_piece(wave[c].back(), capacity);
     }
     rows += length;
     wave_rows += length;

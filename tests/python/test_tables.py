@@ -134,6 +134,35 @@ def test_many_batches_keep_their_order_through_waves_and_growth(tmp_path):
         assert got.column("d").to_pylist() == table.column("d").to_pylist(), name
 
 
+def test_nulls_first_seen_in_a_late_batch(tmp_path):
+    # The NULL flags are made only once a batch may hold NULLs: here the
+    # first NULLs come past a wave (2^19 rows) and past the columns' first
+    # growth (a stream: no row count), in a plain column, a string column
+    # and a dictionary column whose indices have none but whose last
+    # dictionary has a NULL entry.
+    import numpy as np
+
+    rows, late = 1_200_000, 1_100_000
+    k = np.arange(rows)
+    x = pa.array(np.where(k >= late, None, k).tolist(), pa.int64())
+    s = pa.array([None if i >= late and i % 3 == 0 else f"s{i % 100}" for i in range(rows)], pa.string())
+    batches = []
+    for begin in range(0, rows, 100_000):
+        end = begin + 100_000
+        entries = ["aa", None, "zz"] if begin >= late else ["aa", "mm", "zz"]
+        coded = pa.DictionaryArray.from_arrays(pa.array(k[begin:end] % 3, pa.int32()), pa.array(entries))
+        batches.append(pa.RecordBatch.from_arrays([pa.array(k[begin:end]), x[begin:end], s[begin:end], coded],
+                                                  ["k", "x", "s", "c"]))
+    table = pa.Table.from_batches(batches)
+    reader = pa.RecordBatchReader.from_batches(table.schema, batches)
+    gpuolap.load_table(tmp_path / "db", "t", reader)
+    got = gpuolap.sql(tmp_path / "db", "SELECT k, x, s, c FROM t", engine="cpu-serial")
+    for name in ("k", "x", "s", "c"):
+        expected = table.column(name).to_pylist()
+        assert got.column(name).to_pylist() == expected, name
+    assert got.column("x").null_count == rows - late and got.column("c").null_count == (rows - late) // 3
+
+
 def test_a_parquet_file_with_a_column_name_twice_is_an_input_error(tmp_path):
     table = pa.Table.from_arrays([pa.array(["a", "b"]), pa.array([1, 2])], names=["x", "x"])
     pq.write_table(table, tmp_path / "t.parquet")
