@@ -35,14 +35,14 @@ StringCodes& StringCodes::operator=(StringCodes&& other) noexcept {
 namespace {
 std::uint64_t hash_of(std::string_view s) { return XXH3_64bits(s.data(), s.size()); }
 std::uint32_t tag_of(std::uint64_t hash) { return static_cast<std::uint32_t>(hash >> 32); }
+
 }  // namespace
 
 bool StringCodes::holds(const Slot& slot, std::uint32_t tag, std::string_view s) {
   if (slot.tag != tag) return false;
   std::uint32_t size;
   std::memcpy(&size, slot.text - sizeof size, sizeof size);
-  // (An empty string may come as a null pointer: memcmp must not see it.)
-  return size == s.size() && (s.empty() || std::memcmp(slot.text, s.data(), s.size()) == 0);
+  return size == s.size() && bytes_equal({slot.text, size}, s);
 }
 
 std::int32_t StringCodes::code(std::string_view s) { return code(s, hash_of(s)); }
@@ -116,6 +116,32 @@ std::string_view StringCodes::keep(std::string_view s) {
   next_ += bytes;
   block_left_ -= bytes;
   return {text, s.size()};
+}
+
+namespace {
+template <class Word>
+Word load(const char* p) {
+  Word w;
+  std::memcpy(&w, p, sizeof w);
+  return w;
+}
+}  // namespace
+
+bool bytes_equal(std::string_view a, std::string_view b) {
+  const std::size_t n = a.size();
+  if (n != b.size()) return false;
+  const char* x = a.data();
+  const char* y = b.data();
+  if (n >= 8) {
+    for (std::size_t i = 0; i + 8 < n; i += 8)
+      if (load<std::uint64_t>(x + i) != load<std::uint64_t>(y + i)) return false;
+    return load<std::uint64_t>(x + n - 8) == load<std::uint64_t>(y + n - 8);
+  }
+  if (n >= 4)
+    return load<std::uint32_t>(x) == load<std::uint32_t>(y) && load<std::uint32_t>(x + n - 4) == load<std::uint32_t>(y + n - 4);
+  for (std::size_t i = 0; i < n; ++i)
+    if (x[i] != y[i]) return false;
+  return true;
 }
 
 bool bytes_less(std::string_view a, std::string_view b) {

@@ -90,5 +90,24 @@ TEST(StringCodes, BytesLessIsStdStringOrder) {
     EXPECT_EQ(bytes_less(strings[i], strings[i + 1]), strings[i] < strings[i + 1]) << i;
 }
 
+TEST(StringCodes, BytesEqualSeesEveryByteOfEveryLength) {
+  // Each length from 0 to 40 (the word loop, the overlapping last word, the
+  // 4-byte and byte tails), one byte changed at each place in turn.
+  std::mt19937 rng(9);
+  for (std::size_t n = 0; n <= 40; ++n) {
+    std::string a(n, '\0');
+    for (char& c : a) c = static_cast<char>(rng() % 256);
+    const std::string same = a;  // other memory, equal bytes
+    EXPECT_TRUE(bytes_equal(a, same)) << n;
+    for (std::size_t at = 0; at < n; ++at) {
+      std::string b = a;
+      b[at] = static_cast<char>(b[at] ^ (1 << (at % 8)));
+      EXPECT_FALSE(bytes_equal(a, b)) << n << " " << at;
+    }
+    if (n > 0) EXPECT_FALSE(bytes_equal(a, std::string_view(a).substr(1))) << n;
+  }
+  EXPECT_TRUE(bytes_equal(std::string_view(nullptr, 0), ""));
+}
+
 }  // namespace
 }  // namespace gpuolap::table
