@@ -35,7 +35,9 @@ def load_table(
 
     The database is created when missing; a table of that name is replaced,
     atomically. Returns the rows and columns stored and the seconds spent
-    reading the stream, sorting and storing.
+    reading the stream (``read_seconds``; ``read_cpu_seconds``: the
+    process's CPU time meanwhile, every thread's, a Parquet file's decoding
+    included), sorting and storing.
     """
     source, rows = _arrow_source(data)
     return _gpuolap.load_table(os.fspath(db_path), name, source.__arrow_c_stream__(), list(sort_by or []), rows)

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <deque>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -82,6 +83,15 @@ struct Piece {
   int64_t length = 0;
   size_t first_row = 0;
   bool may_hold_nulls = false;  // a validity bitmap with NULLs in it, or a dictionary with NULL entries
+  size_t batch = 0;             // the number of its batch in the stream, from 0
+};
+
+// The batches of the stream not yet released: those numbered from
+// `first_held` on. They are released in order, by the thread that reads the
+// stream, once every wave up to them is read (the release callbacks of a
+// producer such as pyarrow then run on the thread it gave the stream to).
+struct HeldBatches {
+  std::atomic<size_t> first_held = 0;
 };
 
 // Whether a column's piece may have NULL rows: its validity bitmap counts
@@ -205,7 +215,7 @@ class ColumnReader {
 
   // Reads the column's pieces of a wave of batches (consecutive rows, in
   // room made by resize()): ranges of its rows at once, a few a thread.
-  void read_wave(const std::vector<Piece>& pieces, FirstError& errors) {
+  void read_wave(const std::vector<Piece>& pieces, const HeldBatches& held, FirstError& errors) {
     if (pieces.empty()) return;
     const size_t begin = pieces.front().first_row;
     const size_t end = pieces.back().first_row + static_cast<size_t>(pieces.back().length);
@@ -225,7 +235,7 @@ class ColumnReader {
     });
     if (dictionary_encoded_) {
       try {
-        read_dictionary_codes(pieces);
+        read_dictionary_codes(pieces, held);
       } catch (const RowError& error) {
         errors.note(error.row, index_, error);
       } catch (const InputError& error) {
@@ -272,7 +282,10 @@ class ColumnReader {
   }
 
  private:
-  // Which dictionary a thread's entry codes were made from.
+  // Which dictionary a thread's entry codes were made from: its buffers'
+  // addresses, which name it only while a batch holding it is held (memory
+  // released may come back as another dictionary's); hence the batch, held
+  // while its number is at least HeldBatches::first_held.
   struct DictionaryKey {
     const void* offsets = nullptr;
     const void* data = nullptr;
@@ -289,6 +302,7 @@ class ColumnReader {
   struct ThreadCoding {
     table::StringCodes codes;
     DictionaryKey key;
+    size_t key_batch = 0;  // the batch `key` was seen in
     std::vector<int32_t> entry_codes;
   };
   // A range of rows coded by one thread's StringCodes.
@@ -438,9 +452,10 @@ class ColumnReader {
   // index looked up. pyarrow cuts a Parquet row group into batches that
   // share its dictionary (150,000 strings for as many rows, say): a thread's
   // codes of a dictionary serve again while the next batch's is the same
-  // memory (every batch lives until the table is read, so the same
-  // addresses are the same strings).
-  void read_dictionary_codes(const std::vector<Piece>& pieces) {
+  // memory and the batch it was seen in is still held (then the same
+  // addresses are the same strings: a piece's own batch holds its
+  // dictionary, and the earlier batch held the memory since).
+  void read_dictionary_codes(const std::vector<Piece>& pieces, const HeldBatches& held) {
     ThreadCoding& mine = coding_.local();
     for (const Piece& p : pieces) {
       if (!p.array->dictionary)
@@ -450,7 +465,7 @@ class ColumnReader {
       const void* validity = dictionary.n_buffers > 0 ? dictionary.buffers[0] : nullptr;
       const DictionaryKey key{dictionary.buffers[1], dictionary.buffers[2], validity, dictionary.offset,
                               dictionary.length};
-      if (!(key == mine.key)) {
+      if (!(key == mine.key) || mine.key_batch < held.first_held.load(std::memory_order_acquire)) {
         mine.entry_codes.resize(static_cast<size_t>(dictionary.length));
         for (int64_t e = 0; e < dictionary.length; ++e) {
           const int64_t at = dictionary.offset + e;
@@ -458,6 +473,7 @@ class ColumnReader {
           mine.entry_codes[e] = null ? -1 : mine.codes.code(string_at(dictionary, at));
         }
         mine.key = key;
+        mine.key_batch = p.batch;
       }
       switch (index_type_) {
         case Source::Int8: look_up(values<int8_t>(*p.array, p.offset), p, mine.entry_codes); break;
@@ -539,13 +555,24 @@ table::Table table_from_arrow(ArrowArrayStream* stream, const std::string& name,
   };
 
   // Batches are taken from the stream while the waves taken before are read
-  // into the columns by other threads. Every batch is held until the end:
-  // the dictionary caches know a dictionary by its address.
+  // into the columns by other threads. A wave's batches are released once it
+  // and every wave before it are read: the producer's memory then serves the
+  // next batches (a Parquet file's read faulted in as many fresh pages as
+  // the whole file decoded when every batch was held to the end).
   constexpr size_t kWaveRows = size_t{1} << 19;
   size_t capacity = rows_hint ? rows_hint : kWaveRows;
   resize_all(capacity);
   FirstError errors;
-  std::vector<std::unique_ptr<OwnedArray>> batches;
+  HeldBatches held;
+  std::deque<std::unique_ptr<OwnedArray>> batches;  // numbered held.first_held on
+  size_t batch_count = 0;
+  // The waves launched and not yet released: the batch number each ends
+  // before, and whether it has been read.
+  struct Launched {
+    size_t end_batch;
+    std::shared_ptr<std::atomic<bool>> read;
+  };
+  std::deque<Launched> launched;
   std::vector<std::vector<Piece>> wave(readers.size());
   size_t rows = 0;
   size_t wave_rows = 0;
@@ -565,9 +592,27 @@ table::Table table_from_arrow(ArrowArrayStream* stream, const std::string& name,
     auto pieces = std::make_shared<std::vector<std::vector<Piece>>>(std::move(wave));
     wave.assign(readers.size(), {});
     wave_rows = 0;
-    group.run([&readers, &errors, pieces] {
-      tbb::parallel_for(size_t{0}, readers.size(), [&](size_t c) { readers[c]->read_wave((*pieces)[c], errors); });
+    auto read = std::make_shared<std::atomic<bool>>(false);
+    launched.push_back(Launched{batch_count, read});
+    group.run([&readers, &errors, &held, pieces, read] {
+      tbb::parallel_for(size_t{0}, readers.size(),
+                        [&](size_t c) { readers[c]->read_wave((*pieces)[c], held, errors); });
+      read->store(true, std::memory_order_release);
     });
+  };
+  // Releases the batches of the waves read, in order (on this thread).
+  const auto release_read = [&] {
+    size_t end = held.first_held.load(std::memory_order_relaxed);
+    while (!launched.empty() && launched.front().read->load(std::memory_order_acquire)) {
+      end = launched.front().end_batch;
+      launched.pop_front();
+    }
+    const size_t first = held.first_held.load(std::memory_order_relaxed);
+    if (end == first) return;
+    // Published before the memory goes: a dictionary cache made from a
+    // batch before `end` is not trusted again.
+    held.first_held.store(end, std::memory_order_release);
+    batches.erase(batches.begin(), batches.begin() + static_cast<std::ptrdiff_t>(end - first));
   };
   while (!errors.failed()) {
     auto batch = std::make_unique<OwnedArray>();
@@ -593,13 +638,16 @@ table::Table table_from_arrow(ArrowArrayStream* stream, const std::string& name,
     }
     for (size_t c = 0; c < readers.size(); ++c) {
       const ArrowArray& column = *array.children[c];
-      wave[c].push_back(Piece{&column, array.offset + column.offset, array.length, rows, may_hold_nulls(column)});
+      wave[c].push_back(
+          Piece{&column, array.offset + column.offset, array.length, rows, may_hold_nulls(column), batch_count});
       readers[c]->note_piece(wave[c].back(), capacity);
     }
     rows += length;
     wave_rows += length;
     batches.push_back(std::move(batch));
+    ++batch_count;
     if (wave_rows >= kWaveRows) launch();
+    release_read();
   }
   launch();
   group.wait();

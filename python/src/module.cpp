@@ -174,6 +174,7 @@ PYBIND11_MODULE(_gpuolap, m) {
         d["rows"] = loaded.rows;
         d["columns"] = loaded.columns;
         d["read_seconds"] = loaded.read_seconds;
+        d["read_cpu_seconds"] = loaded.read_cpu_seconds;
         d["sort_seconds"] = loaded.sort_seconds;
         d["store_seconds"] = loaded.store_seconds;
         return d;

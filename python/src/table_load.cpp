@@ -1,5 +1,7 @@
 #include "table_load.hpp"
 
+#include <sys/resource.h>
+
 #include <chrono>
 
 #include "arrow_import.hpp"
@@ -13,14 +15,23 @@ double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+double process_cpu_seconds() {
+  rusage usage{};
+  ::getrusage(RUSAGE_SELF, &usage);
+  const auto seconds = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) * 1e-6; };
+  return seconds(usage.ru_utime) + seconds(usage.ru_stime);
+}
+
 }  // namespace
 
 LoadedTable load_table(const std::string& db, const std::string& name, ArrowArrayStream* stream,
                        const std::vector<std::string>& sort_by, std::size_t rows_hint) {
   LoadedTable loaded;
   auto start = std::chrono::steady_clock::now();
+  const double cpu_start = process_cpu_seconds();
   table::Table table = table_from_arrow(stream, name, rows_hint);
   loaded.read_seconds = seconds_since(start);
+  loaded.read_cpu_seconds = process_cpu_seconds() - cpu_start;
   if (!sort_by.empty()) {
     start = std::chrono::steady_clock::now();
     table::sort_table(table, sort_by);

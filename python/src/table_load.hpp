@@ -12,6 +12,9 @@ struct LoadedTable {
   std::size_t rows = 0;
   std::size_t columns = 0;
   double read_seconds = 0;   // the stream read into columns (arrow_import.hpp)
+  // The process's CPU seconds meanwhile, every thread's, user and system:
+  // the producer's too where it decodes as it is read (a Parquet file's).
+  double read_cpu_seconds = 0;
   double sort_seconds = 0;   // sort_by's sort, when asked
   double store_seconds = 0;  // the table file written (atomically, synced)
 };

@@ -134,6 +134,63 @@ def test_many_batches_keep_their_order_through_waves_and_growth(tmp_path):
         assert got.column("d").to_pylist() == table.column("d").to_pylist(), name
 
 
+def test_dictionary_memory_the_producer_reuses_once_released(tmp_path):
+    # Batches are released once their wave (2^19 rows) is read, and a
+    # thread keeps the codes of the dictionary it saw last by the addresses
+    # of its buffers. A producer may then put the next dictionary where a
+    # released one was: here each wave brings a new dictionary (the words in
+    # another order), written into the memory of an earlier one wherever no
+    # batch holds it any more. (A stale code needs a thread to see the old
+    # and the new dictionary at one address with no other between, which
+    # takes two or more threads reading waves: on 2 cores TBB has one worker,
+    # which reads the waves in order, so there the test passes either way.)
+    import sys
+
+    import numpy as np
+
+    rows_a_batch, batch_count, width = 65_536, 64, 4
+    words = [f"w{i:03d}" for i in range(300)]
+    pool = []  # [offsets, bytes] numpy arrays: a dictionary's buffers
+    reused = 0
+    expected = []  # numpy arrays of strings, a batch each
+
+    def dictionary(order):
+        nonlocal reused
+        offsets = np.arange(0, width * (len(order) + 1), width, dtype=np.int32)
+        data = np.frombuffer("".join(words[i] for i in order).encode(), dtype=np.uint8)
+        # Only the pool refers to a free pair (and getrefcount's argument).
+        free = [pair for pair in pool if sys.getrefcount(pair[0]) == 2 and sys.getrefcount(pair[1]) == 2]
+        if free:
+            free[0][0][:] = offsets
+            free[0][1][:] = data
+            pair = free[0]
+            reused += 1
+        else:
+            pair = [offsets.copy(), data.copy()]
+            pool.append(pair)
+        return pa.Array.from_buffers(pa.string(), len(order), [None, pa.py_buffer(pair[0]), pa.py_buffer(pair[1])])
+
+    def batches():
+        rng = np.random.default_rng(11)
+        entries = None
+        for b in range(batch_count):
+            if b % 8 == 0:
+                order = rng.permutation(len(words))
+                entries = None  # (its memory free for the next once the batches are released)
+                entries = dictionary(order)
+            indices = rng.integers(0, len(words), rows_a_batch).astype(np.int32)
+            expected.append(np.asarray(words, dtype=object)[order][indices])
+            k = pa.array(np.arange(b * rows_a_batch, (b + 1) * rows_a_batch))
+            yield pa.RecordBatch.from_arrays([k, pa.DictionaryArray.from_arrays(pa.array(indices), entries)],
+                                             ["k", "s"])
+
+    schema = pa.schema([("k", pa.int64()), ("s", pa.dictionary(pa.int32(), pa.string()))])
+    gpuolap.load_table(tmp_path / "db", "t", pa.RecordBatchReader.from_batches(schema, batches()))
+    assert reused > 0  # (else the test saw no memory come back)
+    got = gpuolap.sql(tmp_path / "db", "SELECT s FROM t ORDER BY k", engine="cpu-serial")
+    assert np.array_equal(got.column("s").to_numpy(zero_copy_only=False), np.concatenate(expected))
+
+
 def test_nulls_first_seen_in_a_late_batch(tmp_path):
     # The NULL flags are made only once a batch may hold NULLs: here the
     # first NULLs come past a wave (2^19 rows) and past the columns' first
