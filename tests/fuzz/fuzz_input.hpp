@@ -1,8 +1,8 @@
 #pragma once
 // What the harnesses share: the fuzzer's bytes as text, the error a parser
 // may throw (InputError: a refusal, the expected answer to bad input), a
-// scratch directory for the harnesses that read files, and a cap of two
-// threads on the parallel code.
+// scratch directory for the harnesses that read files, and a cap on the
+// threads of the parallel code.
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -16,10 +16,16 @@
 namespace gpuolap::fuzz {
 
 // The parallel code (cpu-parallel's TBB tasks) runs on two threads, as on
-// CI's two cores, whatever the host: many harness processes side by side on
-// a many-core host (scripts/fuzz_campaign.sh) should not each start a thread
-// per core.
-inline const tbb::global_control kParallelThreads{tbb::global_control::max_allowed_parallelism, 2};
+// CI's two cores, whatever the host; GPUOLAP_FUZZ_THREADS=N sets another
+// count. A campaign of a job per core (scripts/fuzz_campaign.sh) takes 1:
+// a second thread a job, spinning between an input's parallel loops, made
+// every job's core run two threads.
+inline std::size_t parallel_threads() {
+  const char* set = std::getenv("GPUOLAP_FUZZ_THREADS");
+  const long n = set ? std::strtol(set, nullptr, 10) : 2;
+  return n >= 1 && n <= 256 ? static_cast<std::size_t>(n) : 2;
+}
+inline const tbb::global_control kParallelThreads{tbb::global_control::max_allowed_parallelism, parallel_threads()};
 
 inline std::string as_text(const uint8_t* data, size_t size) {
   return std::string(reinterpret_cast<const char*>(data), size);
