@@ -1,7 +1,6 @@
 #include "arrow_import.hpp"
 
 #include <fmt/format.h>
-#include <tbb/enumerable_thread_specific.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
 #include <tbb/task_group.h>
@@ -161,8 +160,9 @@ class FirstError {
 // One column of the stream, read a wave of batches at a time while the next
 // batches are still being read from the stream (a Parquet file's decoded
 // by pyarrow meanwhile), into columns sized beforehand. Strings are coded
-// by a StringCodes per thread — each range of rows records which — and the
-// threads' dictionaries are merged into one in byte order at the end.
+// by a few StringCodes, each used by one task at a time — each range of
+// rows records which — and their dictionaries are merged into one in byte
+// order at the end.
 class ColumnReader {
  public:
   ColumnReader(size_t index, std::string name, std::string_view format, const ArrowSchema* dictionary)
@@ -185,6 +185,8 @@ class ColumnReader {
       source_ = *source;
     }
     column_.name = name_;
+    if (dictionary_encoded_ || source_ == Source::Utf8 || source_ == Source::LargeUtf8)
+      for (size_t k = 0; k < std::min(threads(), kMostCodings); ++k) codings_.push_back(std::make_unique<Coding>());
     column_.type = dictionary_encoded_ || source_ == Source::Utf8 || source_ == Source::LargeUtf8 ? table::ColumnType::String
                    : source_ == Source::Float32 || source_ == Source::Float64                      ? table::ColumnType::Double
                    : source_ == Source::Date32 || source_ == Source::Date64                        ? table::ColumnType::Date
@@ -251,10 +253,10 @@ class ColumnReader {
     if (column_.type == table::ColumnType::String) {
       // Every thread's strings merged; each range's codes mapped to the merged dictionary's.
       std::vector<const table::StringCodes*> parts;
-      std::unordered_map<const ThreadCoding*, size_t> part_of;
-      for (const ThreadCoding& c : coding_) {
-        part_of.emplace(&c, parts.size());
-        parts.push_back(&c.codes);
+      std::unordered_map<const Coding*, size_t> part_of;
+      for (const auto& c : codings_) {
+        part_of.emplace(c.get(), parts.size());
+        parts.push_back(&c->codes);
       }
       table::MergedDictionary merged = table::merge_dictionaries(parts, fmt::format("column '{}'", name_));
       tbb::parallel_for(size_t{0}, segments_.size(), [&](size_t i) {
@@ -294,24 +296,43 @@ class ColumnReader {
     int64_t length = -1;
     bool operator==(const DictionaryKey&) const = default;
   };
-  // A thread's coding of the column's strings: its own StringCodes and, for
-  // a dictionary column, the codes of the entries of the dictionary it saw
-  // last (-1 for a NULL entry). A task runs on one thread to its end, and
-  // no two coding loops of a thread interleave (they wait for nothing), so
-  // a thread's coding is used by one loop at a time.
-  struct ThreadCoding {
+  // One of the column's codings of its strings, used by one task at a time
+  // (its mutex held): a StringCodes and, for a dictionary column, the codes
+  // of the entries of the dictionary it saw last (-1 for a NULL entry).
+  struct Coding {
+    std::mutex in_use;
     table::StringCodes codes;
     DictionaryKey key;
     size_t key_batch = 0;  // the batch `key` was seen in
     std::vector<int32_t> entry_codes;
   };
-  // A range of rows coded by one thread's StringCodes.
+  // A column has at most kMostCodings, whatever the cores: each coding
+  // comes to hold most of the column's distinct strings, and a coding a
+  // thread on 16 cores (16 hash tables of 150,000 names, 190 MB, far past
+  // the caches) doubled the CPU time of a 10 M-row load.
+  static constexpr size_t kMostCodings = 4;
+
+  // A coding free for this task, locked: the thread's own first, then any
+  // free one, else it waits for its own.
+  std::pair<std::unique_lock<std::mutex>, Coding*> take_coding() {
+    const int index = tbb::this_task_arena::current_thread_index();
+    const size_t first = index < 0 ? 0 : static_cast<size_t>(index) % codings_.size();
+    for (size_t k = 0; k < codings_.size(); ++k) {
+      Coding* c = codings_[(first + k) % codings_.size()].get();
+      std::unique_lock lock(c->in_use, std::try_to_lock);
+      if (lock.owns_lock()) return {std::move(lock), c};
+    }
+    Coding* c = codings_[first].get();
+    return {std::unique_lock(c->in_use), c};
+  }
+
+  // A range of rows coded by one coding's StringCodes.
   struct Segment {
     size_t begin, end;
-    const ThreadCoding* coding;
+    const Coding* coding;
   };
 
-  void add_segment(size_t begin, size_t end, const ThreadCoding& coding) {
+  void add_segment(size_t begin, size_t end, const Coding& coding) {
     const std::lock_guard lock(segments_mutex_);
     segments_.push_back(Segment{begin, end, &coding});
   }
@@ -423,10 +444,11 @@ class ColumnReader {
     return {data + offsets[i], static_cast<size_t>(offsets[i + 1] - offsets[i])};
   }
 
-  // Plain strings: coded by this thread's StringCodes, a group of rows at a
-  // time so that their lookups overlap (StringCodes::code_all); -1 for NULL.
+  // Plain strings: coded by one of the column's codings, a group of rows at
+  // a time so that their lookups overlap (StringCodes::code_all); -1 for NULL.
   void read_strings(const ArrowArray& array, int64_t offset, int64_t length, size_t row, const uint8_t* nulls) {
-    ThreadCoding& mine = coding_.local();
+    auto [lock, coding] = take_coding();
+    Coding& mine = *coding;
     constexpr int64_t kGroup = 256;
     std::string_view strings[kGroup];
     int32_t got[kGroup];
@@ -450,13 +472,14 @@ class ColumnReader {
 
   // Dictionary arrays: each dictionary's strings coded once, then each row's
   // index looked up. pyarrow cuts a Parquet row group into batches that
-  // share its dictionary (150,000 strings for as many rows, say): a thread's
+  // share its dictionary (150,000 strings for as many rows, say): a coding's
   // codes of a dictionary serve again while the next batch's is the same
   // memory and the batch it was seen in is still held (then the same
   // addresses are the same strings: a piece's own batch holds its
   // dictionary, and the earlier batch held the memory since).
   void read_dictionary_codes(const std::vector<Piece>& pieces, const HeldBatches& held) {
-    ThreadCoding& mine = coding_.local();
+    auto [lock, coding] = take_coding();
+    Coding& mine = *coding;
     for (const Piece& p : pieces) {
       if (!p.array->dictionary)
         throw RowError(p.first_row, fmt::format("column '{}', row {}: a dictionary-encoded batch without its dictionary",
@@ -520,7 +543,7 @@ class ColumnReader {
   bool dictionary_encoded_ = false;
   table::Column column_;
   std::atomic<bool> any_null_ = false;
-  tbb::enumerable_thread_specific<ThreadCoding> coding_;  // strings only
+  std::vector<std::unique_ptr<Coding>> codings_;  // strings only
   std::mutex segments_mutex_;
   std::vector<Segment> segments_;
 };
