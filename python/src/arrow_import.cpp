@@ -160,7 +160,7 @@ class FirstError {
 // One column of the stream, read a wave of batches at a time while the next
 // batches are still being read from the stream (a Parquet file's decoded
 // by pyarrow meanwhile), into columns sized beforehand. Strings are coded
-// by a few StringCodes, each used by one task at a time — each range of
+// by at most two StringCodes, each used by one task at a time — each range of
 // rows records which — and their dictionaries are merged into one in byte
 // order at the end.
 class ColumnReader {
@@ -309,8 +309,11 @@ class ColumnReader {
   // A column has at most kMostCodings, whatever the cores: each coding
   // comes to hold most of the column's distinct strings, and a coding a
   // thread on 16 cores (16 hash tables of 150,000 names, 190 MB, far past
-  // the caches) doubled the CPU time of a 10 M-row load.
-  static constexpr size_t kMostCodings = 4;
+  // the caches) doubled the CPU time of a 10 M-row load. On the 16-core
+  // device host, 2, 4 and 8 codings took 2.1-2.3, 2.2-2.7 and 2.7-3.3 CPU
+  // seconds, 0.46-0.47, 0.43-0.51 and 0.50-0.61 s
+  // (bench/results/python-parquet-load-h100-host-2026-11-27.md).
+  static constexpr size_t kMostCodings = 2;
 
   // A coding free for this task, locked: the thread's own first, then any
   // free one, else it waits for its own.
