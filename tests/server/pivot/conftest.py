@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+import queue
 import shutil
 import subprocess
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -58,15 +60,26 @@ def start_server(gpuolap: Path, cube: Path, *extra: str) -> Server:
     """Starts `gpuolap serve --cube CUBE --port 0 EXTRA...` and waits for its address."""
     process = subprocess.Popen([str(gpuolap), "serve", "--cube", str(cube), "--port", "0", *extra],
                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    # Its lines are read by a thread of their own, so that a server that
+    # hangs before saying anything fails the suite at the deadline instead
+    # of blocking it in a read.
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in process.stderr] + [lines.put(None)],
+                     daemon=True).start()
+    seen = []
     deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        line = process.stderr.readline()
-        if not line:
+    while (left := deadline - time.monotonic()) > 0:
+        try:
+            line = lines.get(timeout=left)
+        except queue.Empty:
+            break
+        if line is None:
             break
         if line.startswith("listening on "):
             return Server(process, line.split()[2].rstrip("/"))
+        seen.append(line)
     process.kill()
-    pytest.fail(f"gpuolap serve did not start: {process.stderr.read()}")
+    pytest.fail(f"gpuolap serve did not start within 60 s: {''.join(seen)}")
 
 
 def stop_server(server: Server) -> None:
