@@ -10,7 +10,8 @@ bool gpu_available() { return false; }
 int gpu_count() { return 0; }
 
 std::vector<SetCells> build_gpu(const CodedTable&, const CubeSpec&, Algorithm algorithm, const BuildOptions&, StageTimes&) {
-  throw InputError(fmt::format("{} needs an NVIDIA GPU, and this gpuolap was built without CUDA (cpu-partitioned and "
+  // (Worded as the CUDA build's refusal, with gpu_status()'s problem.)
+  throw InputError(fmt::format("{} needs an NVIDIA GPU: this gpuolap was built without CUDA (cpu-partitioned and "
                                "cpu-sequential run on the CPU)",
                                algorithm_name(algorithm)));
 }

@@ -272,8 +272,8 @@ std::vector<std::string> shared_route_plan(const LogicalQuery& q) {
 
 QueryResult run_shared_route(const LogicalQuery& q, const SourceText& source, const ExecutionLimits& limits) {
   if (!groupby::shared_gpu_available())
-    throw InputError("the gpu engine needs an NVIDIA GPU, and this machine has none or this gpuolap was built "
-                     "without CUDA (--engine cpu-parallel answers the query)");
+    throw InputError("the gpu engine needs an NVIDIA GPU: " + groupby::shared_gpu_problem() +
+                     " (--engine cpu-parallel answers the query)");
   const auto start = std::chrono::steady_clock::now();
   bool same = true;
   const Expr* arg = value_argument(q, same);

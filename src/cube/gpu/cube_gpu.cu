@@ -753,8 +753,8 @@ bool gpu_available() { return gpu_count() > 0; }
 std::vector<SetCells> build_gpu(const CodedTable& coded, const CubeSpec& spec, Algorithm algorithm,
                                 const BuildOptions& options, StageTimes& stages) {
   if (!gpu_available())
-    throw InputError(std::string(algorithm_name(algorithm)) +
-                     " needs an NVIDIA GPU, and this machine has none (cpu-partitioned and cpu-sequential run on the CPU)");
+    throw InputError(std::string(algorithm_name(algorithm)) + " needs an NVIDIA GPU: " + gpu_status().problem +
+                     " (cpu-partitioned and cpu-sequential run on the CPU)");
   std::vector<int> devices = options.devices.empty() ? std::vector<int>{options.device} : options.devices;
   int count = 0;
   GPUOLAP_CUDA_CHECK(cudaGetDeviceCount(&count));

@@ -150,6 +150,9 @@ class SharedResidentColumns {
 };
 
 bool shared_gpu_available();
+// Why shared_gpu_available() is false, in words (gpu_status()'s problem):
+// no driver, no device, a GPU this build's kernels do not fit, no CUDA.
+std::string shared_gpu_problem();
 GroupedResult grouped_gpu(const GroupedInput& input, const SharedGpuOptions& options);
 JoinResult join_gpu(const JoinInput& input, const SharedGpuOptions& options);
 

@@ -6,6 +6,7 @@
 namespace gpuolap::groupby {
 
 bool shared_gpu_available() { return false; }
+std::string shared_gpu_problem() { return "this gpuolap was built without CUDA"; }
 
 struct SharedResidentColumns::Buffers {};
 SharedResidentColumns::SharedResidentColumns(const std::uint32_t*, std::size_t, const void*, SharedValueType, int) {

@@ -493,6 +493,7 @@ const void* SharedResidentColumns::values() const { return buffers_->has_values 
 int SharedResidentColumns::device() const { return buffers_->device; }
 
 bool shared_gpu_available() { return gpu_status().device_count > 0; }
+std::string shared_gpu_problem() { return gpu_status().problem; }
 
 namespace {
 // The options' shape as check_shape takes it: auto threads as 1,024, the
