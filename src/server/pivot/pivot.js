@@ -19,7 +19,7 @@
                     '#b42318', '#669f2a', '#dd2590', '#444ce7', '#e04f16', '#344054'];
 
   const state = {
-    dims: [],         // {name, elements, byName, tops, axis, slice, expanded}
+    dims: [],         // {name, elements, byName, tops, axis, slice, expanded: the drilled paths (pathKey)}
     measures: [],
     cells: new Map(), // path key -> value, from the latest answer
     answer: null,
@@ -68,16 +68,22 @@
     return best ? best.name : elements[0].name;
   }
 
+  // Where an element is shown: the names from its top element down to it
+  // (`path`). The drill state is kept by path, not by name: in a hierarchy
+  // where an element has two parents it shows under each, drilled or not
+  // apart.
+
   // A dimension's visible elements on its axis, in order: its top elements,
   // each drilled element followed by its children (depth-first).
   function visible(dim) {
     const out = [];
-    const walk = (name, indent) => {
-      out.push({ name, indent });
-      if (!dim.expanded.has(name)) return;
-      for (const child of dim.byName.get(name).children) walk(child.name, indent + 1);
+    const walk = (name, indent, parentPath) => {
+      const path = [...parentPath, name];
+      out.push({ name, indent, path });
+      if (!dim.expanded.has(pathKey(path))) return;
+      for (const child of dim.byName.get(name).children) walk(child.name, indent + 1, path);
     };
-    for (const top of dim.tops) walk(top, 0);
+    for (const top of dim.tops) walk(top, 0, []);
     return out;
   }
 
@@ -128,9 +134,10 @@
     th.style.paddingLeft = `${8 + 14 * item.indent}px`;
     if (element.children.length > 0) {
       label.className = 'toggle';
-      label.dataset.expanded = String(dim.expanded.has(item.name));
-      label.title = dim.expanded.has(item.name) ? 'roll up' : 'drill down';
-      label.addEventListener('click', () => toggle(dimIndex, item.name));
+      const drilled = dim.expanded.has(pathKey(item.path));
+      label.dataset.expanded = String(drilled);
+      label.title = drilled ? 'roll up' : 'drill down';
+      label.addEventListener('click', () => toggle(dimIndex, item.path));
     } else {
       label.className = 'leaf';
     }
@@ -360,17 +367,18 @@
     }
   }
 
-  // Drills down into an element (its children appear) or rolls it up (its
-  // descendants disappear, and are rolled up too).
-  function toggle(dimIndex, name) {
+  // Drills down into an element where it is shown (its children appear) or
+  // rolls it up there (its descendants below it disappear, and are rolled
+  // up too; the same elements shown under another parent stay as they are).
+  function toggle(dimIndex, path) {
     const dim = state.dims[dimIndex];
     const before = new Set(dim.expanded);
+    const key = pathKey(path);
     change(() => {
-      if (dim.expanded.has(name)) {
-        const rollUp = (n) => { dim.expanded.delete(n); for (const c of dim.byName.get(n).children) rollUp(c.name); };
-        rollUp(name);
+      if (dim.expanded.has(key)) {
+        for (const k of [...dim.expanded]) if (k === key || k.startsWith(key + '\u001f')) dim.expanded.delete(k);
       } else {
-        dim.expanded.add(name);
+        dim.expanded.add(key);
       }
     }, () => { dim.expanded = before; });
   }

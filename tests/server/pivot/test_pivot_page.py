@@ -259,3 +259,53 @@ def test_a_view_the_server_refuses_leaves_the_last_one_and_its_controls(gpuolap_
         assert_cells_match_api(server, browser, aggregate="max")
     finally:
         stop_server(server)
+
+
+def test_an_element_under_two_parents_is_drilled_and_rolled_up_where_it_is_shown(gpuolap_bin, tmp_path, browser):
+    # Org: A = {x, S}, B = {S, z}, S = {y}: S shows under A and under B, and
+    # each of its places is drilled and rolled up apart (the page keeps the
+    # drill state by path; kept by name, rolling up A rolled up S under B).
+    import json
+    import subprocess
+
+    from conftest import start_server, stop_server
+
+    schema = {"name": "Shared", "measures": ["Revenue"], "dimensions": [
+        {"name": "Org", "elements": [
+            {"name": "x"}, {"name": "y"}, {"name": "z"},
+            {"name": "S", "children": [{"name": "y"}]},
+            {"name": "A", "children": [{"name": "x"}, {"name": "S"}]},
+            {"name": "B", "children": [{"name": "S"}, {"name": "z"}]}]},
+        {"name": "Product", "elements": [{"name": "p1"}, {"name": "p2"},
+                                         {"name": "All", "children": [{"name": "p1"}, {"name": "p2"}]}]},
+        {"name": "Region", "elements": [{"name": "r1"}]}]}
+    (tmp_path / "schema.json").write_text(json.dumps(schema))
+    (tmp_path / "facts.csv").write_text(
+        "Org,Product,Region,Revenue\nx,p1,r1,1\ny,p1,r1,20\ny,p2,r1,300\nz,p2,r1,4000\n")
+    cube = tmp_path / "shared"
+    subprocess.run([str(gpuolap_bin), "create", "--schema", str(tmp_path / "schema.json"), "--facts",
+                    str(tmp_path / "facts.csv"), "--out", str(cube)], check=True, capture_output=True)
+    server = start_server(gpuolap_bin, cube)
+    try:
+        open_page(browser, server)
+
+        def click(element: str, nth: int) -> None:
+            before = generation(browser)
+            browser.find_elements(By.CSS_SELECTOR, f'th[data-dim="Org"][data-element="{element}"] .toggle')[nth].click()
+            wait_for_view(browser, before)
+
+        assert row_headers(browser, "Org") == ["A", "B"]
+        click("A", 0)
+        click("S", 0)
+        assert row_headers(browser, "Org") == ["A", "x", "S", "y", "B"]
+        click("B", 0)  # S under B shows rolled up
+        assert row_headers(browser, "Org") == ["A", "x", "S", "y", "B", "S", "z"]
+        click("S", 1)
+        assert row_headers(browser, "Org") == ["A", "x", "S", "y", "B", "S", "y", "z"]
+        click("A", 0)  # A and the S under it roll up; the S under B stays drilled
+        assert row_headers(browser, "Org") == ["A", "B", "S", "y", "z"]
+        click("A", 0)  # drilled again, the S under A comes back rolled up
+        assert row_headers(browser, "Org") == ["A", "x", "S", "B", "S", "y", "z"]
+        assert assert_cells_match_api(server, browser) > 0
+    finally:
+        stop_server(server)
