@@ -27,8 +27,9 @@ def load_table(
     columns cross through the Arrow C stream interface, batch by batch, and
     become gpuolap's types: integers and bool as int64, floats as double,
     date32/date64 as date, strings (also dictionary-encoded) as string;
-    NULLs stay NULLs; NaN and infinities are kept as they are (pandas' NaN
-    arrives as NULL). Any other type (a timestamp, or the string_view that
+    NULLs stay NULLs; a NaN or an infinity raises InputError naming its
+    column and row, as the CSV loader takes only finite numbers (pandas'
+    NaN arrives as NULL). Any other type (a timestamp, or the string_view that
     some producers export) raises InputError naming the column: cast it
     first. ``sort_by`` sorts the rows by those
     columns and records the order, as ``gpuolap table load --sort-by``.

@@ -6,6 +6,7 @@
 #include <tbb/task_group.h>
 
 #include <algorithm>
+#include <cmath>
 #include <atomic>
 #include <cstring>
 #include <deque>
@@ -360,7 +361,7 @@ class ColumnReader {
     const ArrowArray& array = *p.array;
     switch (column_.type) {
       case table::ColumnType::Int64: return read_integers(array, offset, length, row, nulls_of(p, row));
-      case table::ColumnType::Double: return read_doubles(array, offset, length, row);
+      case table::ColumnType::Double: return read_doubles(array, offset, length, row, nulls_of(p, row));
       case table::ColumnType::Date: return read_dates(array, offset, length, row, nulls_of(p, row));
       case table::ColumnType::String: return read_strings(array, offset, length, row, nulls_of(p, row));
     }
@@ -405,7 +406,10 @@ class ColumnReader {
     }
   }
 
-  void read_doubles(const ArrowArray& array, int64_t offset, int64_t length, size_t row) {
+  // Finite values only, as the CSV loader takes (a NaN or an infinity is no
+  // number gpuolap's SQL compares, groups and sums as DuckDB does); a NULL
+  // row may hold anything.
+  void read_doubles(const ArrowArray& array, int64_t offset, int64_t length, size_t row, const uint8_t* nulls) {
     double* out = column_.doubles.data() + row;
     if (source_ == Source::Float64) {
       const double* v = values<double>(array, offset);
@@ -414,6 +418,14 @@ class ColumnReader {
       const float* v = values<float>(array, offset);
       std::copy(v, v + length, out);
     }
+    bool finite = true;
+    for (int64_t r = 0; r < length; ++r) finite &= std::isfinite(out[r]) || (nulls && nulls[r]);
+    if (finite) return;
+    for (int64_t r = 0; r < length; ++r)
+      if (!std::isfinite(out[r]) && !(nulls && nulls[r]))
+        throw RowError(row + r, fmt::format("column '{}', row {}: {} is not a finite number (gpuolap keeps finite "
+                                            "doubles, as its CSV loader; make it NULL or a number first)",
+                                            name_, row + r + 1, out[r]));
   }
 
   void read_dates(const ArrowArray& array, int64_t offset, int64_t length, size_t row, const uint8_t* nulls) {

@@ -4,8 +4,10 @@ read back through SQL and the command, value for value."""
 from __future__ import annotations
 
 import datetime
+import math
 import random
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -240,6 +242,21 @@ def test_the_first_bad_row_is_named_however_the_rows_are_spread(tmp_path):
             "x": pa.array(later, pa.uint64()),
             "y": pa.array(values, pa.uint64()),
         }))
+
+
+@pytest.mark.parametrize("bad", [math.nan, math.inf, -math.inf])
+@pytest.mark.parametrize("type_", [pa.float64(), pa.float32()])
+def test_a_nan_or_an_infinity_is_refused_naming_its_row_a_null_is_not(tmp_path, bad, type_):
+    values = [0.5] * 1000
+    values[700] = bad
+    with pytest.raises(gpuolap.InputError, match=r"column 'x', row 701: (nan|inf|-inf) is not a finite number"):
+        gpuolap.load_table(tmp_path / "db", "t", pa.table({"x": pa.array(values, type_)}))
+    assert not (tmp_path / "db" / "t.table").exists()  # nothing written
+    # A NULL row's slot may hold a NaN (pandas' NaN arrives so): it stays NULL.
+    masked = pa.array(values, type_, mask=np.array([i == 700 for i in range(1000)]))
+    gpuolap.load_table(tmp_path / "db", "t", pa.table({"x": masked}))
+    got = gpuolap.sql(tmp_path / "db", "SELECT COUNT(*) AS n, COUNT(x) AS c FROM t").to_pylist()
+    assert got == [{"n": 1000, "c": 999}]
 
 
 def test_an_empty_table(tmp_path):
