@@ -5,15 +5,12 @@
 #include <chrono>
 
 #include "arrow_import.hpp"
+#include "gpuolap/elapsed.hpp"
 #include "table/database.hpp"
 
 namespace gpuolap::python {
 
 namespace {
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 double process_cpu_seconds() {
   rusage usage{};

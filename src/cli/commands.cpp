@@ -10,16 +10,17 @@
 #include <iostream>
 #include <memory>
 
+#include "generate/table_generators.hpp"
 #include "gpuolap/aggregation_map.hpp"
 #include "gpuolap/cube_store.hpp"
 #include "gpuolap/durable_cube.hpp"
+#include "gpuolap/elapsed.hpp"
 #include "gpuolap/error.hpp"
 #include "gpuolap/generate.hpp"
 #include "gpuolap/store_lock.hpp"
-#include "generate/table_generators.hpp"
 #include "olap/over_limit.hpp"
-#include "table/database.hpp"
 #include "progress.hpp"
+#include "table/database.hpp"
 
 namespace gpuolap::cli {
 
@@ -28,10 +29,6 @@ namespace fs = std::filesystem;
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t).count();
-}
-
 // A cube from a store, or from a schema and a facts CSV.
 Cube load_cube(const std::string& cube_dir, const std::string& schema_path, const std::string& facts_path,
                LogRecovery recovery = LogRecovery::refuse_corruption) {

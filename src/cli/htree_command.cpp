@@ -5,6 +5,7 @@
 #include <chrono>
 #include <iostream>
 
+#include "gpuolap/elapsed.hpp"
 #include "gpuolap/error.hpp"
 #include "htree/durable_htree.hpp"
 #include "htree/gpu/htree_gpu.hpp"
@@ -17,7 +18,6 @@ namespace gpuolap::cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
 htree::GpuKnobs knobs_of(const HTreeKnobOptions& o) {
   htree::GpuKnobs k;

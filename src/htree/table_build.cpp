@@ -2,13 +2,13 @@
 
 #include <chrono>
 
+#include "gpuolap/elapsed.hpp"
 #include "htree/htree_io.hpp"
 
 namespace gpuolap::htree {
 
 namespace {
 using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 }  // namespace
 
 TableBuild build_from_table(const table::Table& t, const std::string& what, const std::vector<std::string>& order,

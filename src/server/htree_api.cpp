@@ -4,12 +4,12 @@
 #include <mutex>
 #include <sstream>
 
+#include "gpuolap/elapsed.hpp"
 #include "htree/htree_io.hpp"
 
 namespace gpuolap::server {
 namespace {
 using Clock = std::chrono::steady_clock;
-double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 }  // namespace
 
 HTreeApi::HTreeApi(const std::filesystem::path& dir, htree::Engine engine, htree::GpuKnobs knobs)

@@ -11,6 +11,7 @@
 #include <chrono>
 #include <memory>
 
+#include "gpuolap/elapsed.hpp"
 #include "sql/execution.hpp"
 
 namespace gpuolap::sql {
@@ -23,7 +24,6 @@ using Clock = std::chrono::steady_clock;
 // merged in parallel parts: a serial merge of T tables of G groups each costs
 // T x G hash operations on one core.
 constexpr std::size_t kParallelMergeGroups = std::size_t{1} << 16;
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // Whether rows a and b of a column hold the same grouping value: NULLs are
 // one group, as are -0.0 and 0.0, and every NaN (as append_key_bytes).

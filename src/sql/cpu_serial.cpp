@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "gpuolap/elapsed.hpp"
 #include "sql/execution.hpp"
 
 namespace gpuolap::sql {
@@ -10,7 +11,6 @@ using namespace execution;
 
 namespace {
 using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 }  // namespace
 
 QueryResult run_cpu_serial(const LogicalQuery& q, const PhysicalPlan& plan, const SourceText& source,

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "cube/full_cube.hpp"
+#include "gpuolap/elapsed.hpp"
 #include "gpuolap/error.hpp"
 #include "sql/execution.hpp"
 #include "sql/recent_cache.hpp"
@@ -95,10 +96,6 @@ std::shared_ptr<const PreparedEntry> prepared_cube(const std::shared_ptr<const t
   const std::string key = signature(spec);
   return cache.get([&](const PreparedEntry& e) { return e.table == table && e.key == key; },
                    [&] { return std::make_shared<const PreparedEntry>(table, key, spec); });
-}
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace

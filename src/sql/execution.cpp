@@ -8,6 +8,7 @@
 #include <memory>
 #include <numeric>
 
+#include "gpuolap/elapsed.hpp"
 #include "gpuolap/error.hpp"
 #include "sql/binder.hpp"
 #include "sql/concatenate.hpp"
@@ -17,7 +18,6 @@ namespace gpuolap::sql::execution {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 ValueVector gather(const table::Column& c, const std::vector<std::uint32_t>& rows,
                    const std::vector<std::uint32_t>& positions) {

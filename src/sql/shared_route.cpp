@@ -9,6 +9,7 @@
 #include <limits>
 #include <memory>
 
+#include "gpuolap/elapsed.hpp"
 #include "gpuolap/error.hpp"
 #include "groupby/shared_memory/shared_aggregation.hpp"
 #include "sql/execution.hpp"
@@ -207,10 +208,6 @@ std::string join_refusal(const LogicalQuery& q, JoinSides& sides) {
   if (!why.empty()) return why;
   if (n * value_bytes(b) > kSharedBudget) return "the dimension's column passes a block's shared memory";
   return {};
-}
-
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 // An aggregate's final value from the operator's count and sum (and min/max).

@@ -193,9 +193,11 @@ TEST(CubeCpu, AColumnOfNegativeZerosPrintsMinusZero) {
   CubeSpec spec = parse_dims("v, g");
   parse_measures("count(*)", spec, facts);
   const CubeResult r = build_cube(facts, spec, with(Algorithm::CpuPartitioned));
-  for (std::size_t row = 0; row < r.table.row_count(); ++row)
-    if (!r.table.columns[2].is_null(row) && r.table.columns[1].int64s[row] == 2)
+  for (std::size_t row = 0; row < r.table.row_count(); ++row) {
+    if (!r.table.columns[2].is_null(row) && r.table.columns[1].int64s[row] == 2) {
       EXPECT_FALSE(std::signbit(r.table.columns[2].doubles[row])) << "row " << row;
+    }
+  }
 }
 
 // Integer sums are exact in 128 bits; one that leaves int64 is an error
