@@ -26,12 +26,12 @@ def load_table(
     indices read as dictionaries, see ``_dictionary_columns``). The
     columns cross through the Arrow C stream interface, batch by batch, and
     become gpuolap's types: integers and bool as int64, floats as double,
-    date32/date64 as date, strings (also dictionary-encoded) as string;
+    date32/date64 as date, strings (utf8, large_utf8 and the utf8_view that
+    polars exports, also dictionary-encoded) as string;
     NULLs stay NULLs; a NaN or an infinity raises InputError naming its
     column and row, as the CSV loader takes only finite numbers (pandas'
-    NaN arrives as NULL). Any other type (a timestamp, or the string_view that
-    some producers export) raises InputError naming the column: cast it
-    first. ``sort_by`` sorts the rows by those
+    NaN arrives as NULL). Any other type (a timestamp, a binary_view) raises
+    InputError naming the column: cast it first. ``sort_by`` sorts the rows by those
     columns and records the order, as ``gpuolap table load --sort-by``.
 
     The database is created when missing; a table of that name is replaced,

@@ -28,26 +28,30 @@ namespace gpuolap::python {
 namespace {
 
 // What an Arrow column holds, from its format string.
-enum class Source { Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64, Bool, Float32, Float64, Date32, Date64, Utf8, LargeUtf8 };
+enum class Source {
+  Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64, Bool, Float32, Float64, Date32, Date64,
+  Utf8, LargeUtf8, Utf8View
+};
 
 std::optional<Source> source_of(std::string_view format) {
   static const std::pair<std::string_view, Source> kFormats[] = {
       {"c", Source::Int8},     {"s", Source::Int16},     {"i", Source::Int32},  {"l", Source::Int64},
       {"C", Source::UInt8},    {"S", Source::UInt16},    {"I", Source::UInt32}, {"L", Source::UInt64},
       {"b", Source::Bool},     {"f", Source::Float32},   {"g", Source::Float64}, {"tdD", Source::Date32},
-      {"tdm", Source::Date64}, {"u", Source::Utf8},      {"U", Source::LargeUtf8}};
+      {"tdm", Source::Date64}, {"u", Source::Utf8},      {"U", Source::LargeUtf8}, {"vu", Source::Utf8View}};
   for (const auto& [f, source] : kFormats)
     if (f == format) return source;
   return std::nullopt;
 }
 
 bool is_integer(Source s) { return s <= Source::UInt64; }
+bool is_string(Source s) { return s == Source::Utf8 || s == Source::LargeUtf8 || s == Source::Utf8View; }
 
 // A type gpuolap does not take, named as Arrow names it.
 std::string arrow_type_name(std::string_view format) {
   static const std::pair<std::string_view, std::string_view> kNames[] = {
       {"n", "null"},           {"e", "float16"},        {"z", "binary"},         {"Z", "large_binary"},
-      {"vz", "binary_view"},   {"vu", "string_view"},   {"tts", "time32[s]"},    {"ttm", "time32[ms]"},
+      {"vz", "binary_view"},   {"tts", "time32[s]"},    {"ttm", "time32[ms]"},
       {"ttu", "time64[us]"},   {"ttn", "time64[ns]"},   {"+l", "list"},          {"+L", "large_list"},
       {"+s", "struct"},        {"+m", "map"},           {"+ud", "dense_union"},  {"+us", "sparse_union"}};
   for (const auto& [f, name] : kNames)
@@ -172,7 +176,7 @@ class ColumnReader {
     if (dictionary) {
       // A dictionary column: its indices are integers, its values strings.
       const auto values = source_of(dictionary->format ? dictionary->format : "");
-      if (!source || !is_integer(*source) || !values || (*values != Source::Utf8 && *values != Source::LargeUtf8))
+      if (!source || !is_integer(*source) || !values || !is_string(*values))
         throw InputError(fmt::format("column '{}': a dictionary of {} is not supported (only dictionaries of strings)",
                                      name_, arrow_type_name(dictionary->format ? dictionary->format : "")));
       index_type_ = *source;
@@ -186,9 +190,9 @@ class ColumnReader {
       source_ = *source;
     }
     column_.name = name_;
-    if (dictionary_encoded_ || source_ == Source::Utf8 || source_ == Source::LargeUtf8)
+    if (dictionary_encoded_ || is_string(source_))
       for (size_t k = 0; k < std::min(threads(), kMostCodings); ++k) codings_.push_back(std::make_unique<Coding>());
-    column_.type = dictionary_encoded_ || source_ == Source::Utf8 || source_ == Source::LargeUtf8 ? table::ColumnType::String
+    column_.type = dictionary_encoded_ || is_string(source_) ? table::ColumnType::String
                    : source_ == Source::Float32 || source_ == Source::Float64                      ? table::ColumnType::Double
                    : source_ == Source::Date32 || source_ == Source::Date64                        ? table::ColumnType::Date
                                                                                                     : table::ColumnType::Int64;
@@ -448,8 +452,10 @@ class ColumnReader {
     }
   }
 
-  // The string at `i` of a utf8 or large_utf8 array.
-  std::string_view string_at(const ArrowArray& array, int64_t i) const {
+  // The string at `i` of a utf8, large_utf8 or utf8_view array; `row`, the
+  // table's row it is read for, names a view that points outside its data.
+  std::string_view string_at(const ArrowArray& array, int64_t i, size_t row) const {
+    if (source_ == Source::Utf8View) return view_at(array, i, row);
     const char* data = static_cast<const char*>(array.buffers[2]);
     if (source_ == Source::LargeUtf8) {
       const int64_t* offsets = static_cast<const int64_t*>(array.buffers[1]);
@@ -457,6 +463,27 @@ class ColumnReader {
     }
     const int32_t* offsets = static_cast<const int32_t*>(array.buffers[1]);
     return {data + offsets[i], static_cast<size_t>(offsets[i + 1] - offsets[i])};
+  }
+
+  // A utf8_view (what polars exports): 16 bytes a string, its length, then
+  // up to 12 bytes inline, or a prefix, the index of a data buffer and the
+  // offset in it. The C interface's buffers: validity, views, the data
+  // buffers, and last the data buffers' sizes (int64 each).
+  std::string_view view_at(const ArrowArray& array, int64_t i, size_t row) const {
+    const auto* view = static_cast<const unsigned char*>(array.buffers[1]) + 16 * i;
+    int32_t length;
+    std::memcpy(&length, view, 4);
+    if (length >= 0 && length <= 12) return {reinterpret_cast<const char*>(view + 4), static_cast<size_t>(length)};
+    int32_t buffer, offset;
+    std::memcpy(&buffer, view + 8, 4);
+    std::memcpy(&offset, view + 12, 4);
+    const int64_t data_buffers = array.n_buffers - 3;
+    const auto* sizes = data_buffers > 0 ? static_cast<const int64_t*>(array.buffers[array.n_buffers - 1]) : nullptr;
+    if (length < 0 || buffer < 0 || buffer >= data_buffers || offset < 0 ||
+        static_cast<int64_t>(offset) + length > sizes[buffer])
+      throw RowError(row, fmt::format("column '{}', row {}: a string view points outside its data buffers", name_,
+                                      row + 1));
+    return {static_cast<const char*>(array.buffers[2 + buffer]) + offset, static_cast<size_t>(length)};
   }
 
   // Plain strings: coded by one of the column's codings, a group of rows at
@@ -476,7 +503,7 @@ class ColumnReader {
           out[r] = -1;
           continue;
         }
-        strings[k] = string_at(array, offset + r);
+        strings[k] = string_at(array, offset + r, row + static_cast<size_t>(r));
         got_row[k++] = r;
       }
       mine.codes.code_all(std::span(strings, k), got);
@@ -508,7 +535,7 @@ class ColumnReader {
         for (int64_t e = 0; e < dictionary.length; ++e) {
           const int64_t at = dictionary.offset + e;
           const bool null = validity && dictionary.null_count != 0 && !bit(validity, at);
-          mine.entry_codes[e] = null ? -1 : mine.codes.code(string_at(dictionary, at));
+          mine.entry_codes[e] = null ? -1 : mine.codes.code(string_at(dictionary, at, p.first_row));
         }
         mine.key = key;
         mine.key_batch = p.batch;

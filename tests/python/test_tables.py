@@ -259,6 +259,36 @@ def test_a_nan_or_an_infinity_is_refused_naming_its_row_a_null_is_not(tmp_path, 
     assert got == [{"n": 1000, "c": 999}]
 
 
+def test_string_views_as_polars_exports_them(tmp_path):
+    # utf8_view: strings of up to 12 bytes inline, longer ones in data
+    # buffers (several, once they are large), with NULLs, sliced, and as a
+    # dictionary's values.
+    rng = random.Random(8)
+    words = ["", "short", "exactly12byt", "thirteen byte", "ü" * 20, "a much longer string than twelve bytes"]
+    values = [rng.choice(words) + (str(i) if i % 3 == 0 else "") if rng.random() > 0.1 else None for i in range(30000)]
+    views = pa.array(values, pa.string_view())
+    table = pa.table({"k": pa.array(range(30000)), "s": views}).slice(5, 29990)
+    chunked = pa.Table.from_batches(table.to_batches(max_chunksize=7000))
+    gpuolap.load_table(tmp_path / "db", "t", chunked)
+    got = gpuolap.sql(tmp_path / "db", "SELECT k, s FROM t ORDER BY k", engine="cpu-serial")
+    assert got.column("s").to_pylist() == values[5:29995]
+    coded = pa.DictionaryArray.from_arrays(pa.array([1, 0, 1, None], pa.int32()), pa.array(["x" * 20, "y"], pa.string_view()))
+    gpuolap.load_table(tmp_path / "db", "d", pa.table({"k": [0, 1, 2, 3], "s": coded}))
+    assert read_back(tmp_path / "db", "d") == [{"k": 0, "s": "y"}, {"k": 1, "s": "x" * 20}, {"k": 2, "s": "y"},
+                                               {"k": 3, "s": None}]
+
+
+@pytest.mark.parametrize("buffer, offset", [(3, 0), (0, 30), (-1, 0)])
+def test_a_string_view_outside_its_data_is_an_input_error(tmp_path, buffer, offset):
+    import struct
+
+    data = pa.py_buffer(b"x" * 40)  # one data buffer of 40 bytes
+    views = b"".join([struct.pack("<i12s", 2, b"ok"), struct.pack("<i4sii", 20, b"xxxx", buffer, offset)])
+    column = pa.Array.from_buffers(pa.string_view(), 2, [None, pa.py_buffer(views), data])
+    with pytest.raises(gpuolap.InputError, match="column 's', row 2: a string view points outside its data buffers"):
+        gpuolap.load_table(tmp_path / "db", "t", pa.table({"s": column}))
+
+
 def test_an_empty_table(tmp_path):
     gpuolap.load_table(tmp_path / "db", "empty", pa.table({"k": pa.array([], pa.int64()), "s": pa.array([], pa.string())}))
     assert gpuolap.sql(tmp_path / "db", "SELECT COUNT(*) AS n FROM empty").to_pylist() == [{"n": 0}]
