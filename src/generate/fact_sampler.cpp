@@ -2,11 +2,13 @@
 
 #include <fmt/format.h>
 #include <tbb/parallel_reduce.h>
-#include <tbb/parallel_sort.h>
 
 #include <algorithm>
+#include <bit>
+#include <memory>
 #include <numeric>
 #include <stdexcept>
+#include <utility>
 
 #include "gpuolap/error.hpp"
 
@@ -146,7 +148,8 @@ std::vector<uint64_t> sample_keys(const KeyCodec& codec, const std::vector<Strat
   const uint64_t total = offset.back();
   // Progress units: one per fact drawn, then a quarter of that for the sort.
   const uint64_t units = total + total / 4;
-  std::vector<uint64_t> keys(total);
+  std::vector<uint64_t> keys;
+  table::resize_on_huge_pages(keys, total);
 
   // Strata are drawn in parallel, in batches of about 2 % of the facts so
   // that progress can be reported from the calling thread.
@@ -163,7 +166,7 @@ std::vector<uint64_t> sample_keys(const KeyCodec& codec, const std::vector<Strat
     begin = end;
   }
 
-  tbb::parallel_sort(keys.begin(), keys.end());
+  parallel_sort_keys(keys);
   const bool distinct = tbb::parallel_reduce(
       tbb::blocked_range<size_t>(1, std::max<size_t>(keys.size(), 1), 1 << 16), true,
       [&](const tbb::blocked_range<size_t>& r, bool ok) {
@@ -174,6 +177,56 @@ std::vector<uint64_t> sample_keys(const KeyCodec& codec, const std::vector<Strat
   if (!distinct) throw std::logic_error("sample_keys: two strata share a cell");
   if (progress) progress(units, units);
   return keys;
+}
+
+void parallel_sort_keys(std::vector<uint64_t>& keys) {
+  const size_t n = keys.size();
+  if (n < (size_t{1} << 20)) {
+    std::sort(keys.begin(), keys.end());
+    return;
+  }
+  using Range = std::pair<uint64_t, uint64_t>;
+  const auto [low, high] = tbb::parallel_reduce(
+      tbb::blocked_range<size_t>(0, n, 1 << 16), Range{~uint64_t{0}, 0},
+      [&](const tbb::blocked_range<size_t>& r, Range m) {
+        for (size_t i = r.begin(); i < r.end(); ++i) m = {std::min(m.first, keys[i]), std::max(m.second, keys[i])};
+        return m;
+      },
+      [](Range a, Range b) { return Range{std::min(a.first, b.first), std::max(a.second, b.second)}; });
+  constexpr int kBucketBits = 16;
+  constexpr size_t kBuckets = size_t{1} << kBucketBits;
+  const int shift = std::max(0, static_cast<int>(std::bit_width(high - low)) - kBucketBits);
+  auto bucket = [&](uint64_t key) { return static_cast<size_t>((key - low) >> shift); };
+
+  // Per chunk of the input and bucket, where the chunk's keys of that
+  // bucket go: chunks write their runs of a bucket in chunk order.
+  constexpr size_t kChunks = 256;
+  const size_t per_chunk = (n + kChunks - 1) / kChunks;
+  std::vector<uint64_t> at(kChunks * kBuckets, 0);
+  tbb::parallel_for(size_t{0}, kChunks, [&](size_t c) {
+    uint64_t* count = &at[c * kBuckets];
+    for (size_t i = c * per_chunk; i < std::min(n, (c + 1) * per_chunk); ++i) ++count[bucket(keys[i])];
+  });
+  std::vector<uint64_t> bucket_begin(kBuckets + 1);
+  uint64_t sum = 0;
+  for (size_t b = 0; b < kBuckets; ++b) {
+    bucket_begin[b] = sum;
+    for (size_t c = 0; c < kChunks; ++c) sum += std::exchange(at[c * kBuckets + b], sum);
+  }
+  bucket_begin[kBuckets] = sum;
+
+  // Not a vector: its zero-fill would be one thread writing every byte.
+  const std::unique_ptr<uint64_t[]> scattered(new uint64_t[n]);
+  tbb::parallel_for(size_t{0}, kChunks, [&](size_t c) {
+    uint64_t* next = &at[c * kBuckets];
+    for (size_t i = c * per_chunk; i < std::min(n, (c + 1) * per_chunk); ++i) scattered[next[bucket(keys[i])]++] = keys[i];
+  });
+  tbb::parallel_for(size_t{0}, kBuckets, [&](size_t b) {
+    uint64_t* first = scattered.get() + bucket_begin[b];
+    uint64_t* last = scattered.get() + bucket_begin[b + 1];
+    std::sort(first, last);
+    std::copy(first, last, keys.data() + bucket_begin[b]);
+  });
 }
 
 }  // namespace gpuolap::generate_detail

@@ -9,12 +9,40 @@
 
 namespace gpuolap {
 
-AreaResult contribution_magnitudes(const FactTable& facts, const AggregationMap& map, size_t measure) {
-  std::vector<double> magnitudes(facts.values(measure).begin(), facts.values(measure).end());
-  for (double& v : magnitudes) v = std::abs(v);
-  const FactTable absolute(map.codec(), std::vector<uint64_t>(facts.keys().begin(), facts.keys().end()),
-                           {std::move(magnitudes)}, facts.page_size());
-  return CpuParallelEngine().run(absolute, map.with_absolute_weights(), AreaQuery{0, Aggregate::sum, {}});
+AreaResult contribution_magnitudes(const FactTable& facts, const AggregationMap& map, size_t measure,
+                                   size_t slice_facts) {
+  // The slices' sums of magnitudes add up per target.
+  slice_facts = std::max<size_t>(slice_facts, 1);
+  const AggregationMap absolute_map = map.with_absolute_weights();
+  const auto keys = facts.keys();
+  const auto values = facts.values(measure);
+  AreaResult total;
+  size_t begin = 0;
+  do {
+    const size_t end = std::min(facts.size(), begin + slice_facts);
+    std::vector<double> magnitudes(values.begin() + begin, values.begin() + end);
+    for (double& v : magnitudes) v = std::abs(v);
+    const FactTable slice(map.codec(), std::vector<uint64_t>(keys.begin() + begin, keys.begin() + end),
+                          {std::move(magnitudes)}, facts.page_size());
+    AreaResult part = CpuParallelEngine().run(slice, absolute_map, AreaQuery{0, Aggregate::sum, {}});
+    if (begin == 0) {
+      total = std::move(part);
+    } else {
+      AreaResult merged;
+      size_t i = 0, j = 0;
+      while (i < total.targets.size() || j < part.targets.size()) {
+        const bool take_total = j == part.targets.size() ||
+                                (i < total.targets.size() && total.targets[i] <= part.targets[j]);
+        const bool take_part = i == total.targets.size() ||
+                               (j < part.targets.size() && part.targets[j] <= total.targets[i]);
+        merged.targets.push_back(take_total ? total.targets[i] : part.targets[j]);
+        merged.values.push_back((take_total ? total.values[i++] : 0.0) + (take_part ? part.values[j++] : 0.0));
+      }
+      total = std::move(merged);
+    }
+    begin = end;
+  } while (begin < facts.size());
+  return total;
 }
 
 std::string compare_results(const AreaResult& oracle, const AreaResult& other, Aggregate aggregate,

@@ -9,8 +9,11 @@
 
 namespace gpuolap {
 
-// The sum of |w * v| over each non-empty target's contributions.
-AreaResult contribution_magnitudes(const FactTable& facts, const AggregationMap& map, size_t measure);
+// The sum of |w * v| over each non-empty target's contributions. The facts
+// go through cpu-parallel `slice_facts` at a time, so that the copy of their
+// magnitudes stays small beside a cube of hundreds of GB.
+AreaResult contribution_magnitudes(const FactTable& facts, const AggregationMap& map, size_t measure,
+                                   size_t slice_facts = size_t{1} << 28);
 
 // "" when `other` agrees with `oracle`, else the first difference in words.
 std::string compare_results(const AreaResult& oracle, const AreaResult& other, Aggregate aggregate,
