@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <atomic>
+#include <bit>
 #include <cstring>
 #include <deque>
 #include <limits>
@@ -90,13 +91,11 @@ struct Piece {
   size_t batch = 0;             // the number of its batch in the stream, from 0
 };
 
-// The batches of the stream not yet released: those numbered from
-// `first_held` on. They are released in order, by the thread that reads the
-// stream, once every wave up to them is read (the release callbacks of a
-// producer such as pyarrow then run on the thread it gave the stream to).
-struct HeldBatches {
-  std::atomic<size_t> first_held = 0;
-};
+// The number of the first batch of the stream not yet released: batches
+// are released in order, by the thread that reads the stream, once every
+// wave up to them is read (the release callbacks of a producer such as
+// pyarrow then run on the thread it gave the stream to).
+using FirstHeldBatch = std::atomic<size_t>;
 
 // Whether a column's piece may have NULL rows: its validity bitmap counts
 // some (or does not say how many), or its dictionary has NULL entries.
@@ -222,7 +221,7 @@ class ColumnReader {
 
   // Reads the column's pieces of a wave of batches (consecutive rows, in
   // room made by resize()): ranges of its rows at once, a few a thread.
-  void read_wave(const std::vector<Piece>& pieces, const HeldBatches& held, FirstError& errors) {
+  void read_wave(const std::vector<Piece>& pieces, const FirstHeldBatch& first_held, FirstError& errors) {
     if (pieces.empty()) return;
     const size_t begin = pieces.front().first_row;
     const size_t end = pieces.back().first_row + static_cast<size_t>(pieces.back().length);
@@ -242,7 +241,7 @@ class ColumnReader {
     });
     if (dictionary_encoded_) {
       try {
-        read_dictionary_codes(pieces, held);
+        read_dictionary_codes(pieces, first_held);
       } catch (const RowError& error) {
         errors.note(error.row, index_, error);
       } catch (const InputError& error) {
@@ -292,7 +291,7 @@ class ColumnReader {
   // Which dictionary a thread's entry codes were made from: its buffers'
   // addresses, which name it only while a batch holding it is held (memory
   // released may come back as another dictionary's); hence the batch, held
-  // while its number is at least HeldBatches::first_held.
+  // while its number is at least the first held batch's.
   struct DictionaryKey {
     const void* offsets = nullptr;
     const void* data = nullptr;
@@ -415,18 +414,31 @@ class ColumnReader {
   // row may hold anything.
   void read_doubles(const ArrowArray& array, int64_t offset, int64_t length, size_t row, const uint8_t* nulls) {
     double* out = column_.doubles.data() + row;
-    if (source_ == Source::Float64) {
-      const double* v = values<double>(array, offset);
-      std::copy(v, v + length, out);
-    } else {
-      const float* v = values<float>(array, offset);
-      std::copy(v, v + length, out);
-    }
-    bool finite = true;
-    for (int64_t r = 0; r < length; ++r) finite &= std::isfinite(out[r]) || (nulls && nulls[r]);
-    if (finite) return;
+    // Checked as copied, in one pass: a NaN or an infinity has every
+    // exponent bit set.
+    const auto finite = [](double x) {
+      constexpr uint64_t kExponent = 0x7ff0000000000000;
+      return (std::bit_cast<uint64_t>(x) & kExponent) != kExponent;
+    };
+    const auto copy_checked = [&](const auto* v) {
+      bool all_finite = true;
+      if (nulls)
+        for (int64_t r = 0; r < length; ++r) {
+          out[r] = static_cast<double>(v[r]);
+          all_finite &= finite(out[r]) | (nulls[r] != 0);
+        }
+      else
+        for (int64_t r = 0; r < length; ++r) {
+          out[r] = static_cast<double>(v[r]);
+          all_finite &= finite(out[r]);
+        }
+      return all_finite;
+    };
+    if (source_ == Source::Float64 ? copy_checked(values<double>(array, offset))
+                                   : copy_checked(values<float>(array, offset)))
+      return;
     for (int64_t r = 0; r < length; ++r)
-      if (!std::isfinite(out[r]) && !(nulls && nulls[r]))
+      if (!finite(out[r]) && !(nulls && nulls[r]))
         throw RowError(row + r, fmt::format("column '{}', row {}: {} is not a finite number (gpuolap keeps finite "
                                             "doubles, as its CSV loader; make it NULL or a number first)",
                                             name_, row + r + 1, out[r]));
@@ -519,7 +531,7 @@ class ColumnReader {
   // memory and the batch it was seen in is still held (then the same
   // addresses are the same strings: a piece's own batch holds its
   // dictionary, and the earlier batch held the memory since).
-  void read_dictionary_codes(const std::vector<Piece>& pieces, const HeldBatches& held) {
+  void read_dictionary_codes(const std::vector<Piece>& pieces, const FirstHeldBatch& first_held) {
     auto [lock, coding] = take_coding();
     Coding& mine = *coding;
     for (const Piece& p : pieces) {
@@ -530,7 +542,7 @@ class ColumnReader {
       const void* validity = dictionary.n_buffers > 0 ? dictionary.buffers[0] : nullptr;
       const DictionaryKey key{dictionary.buffers[1], dictionary.buffers[2], validity, dictionary.offset,
                               dictionary.length};
-      if (!(key == mine.key) || mine.key_batch < held.first_held.load(std::memory_order_acquire)) {
+      if (!(key == mine.key) || mine.key_batch < first_held.load(std::memory_order_acquire)) {
         mine.entry_codes.resize(static_cast<size_t>(dictionary.length));
         for (int64_t e = 0; e < dictionary.length; ++e) {
           const int64_t at = dictionary.offset + e;
@@ -628,8 +640,8 @@ table::Table table_from_arrow(ArrowArrayStream* stream, const std::string& name,
   size_t capacity = rows_hint ? rows_hint : kWaveRows;
   resize_all(capacity);
   FirstError errors;
-  HeldBatches held;
-  std::deque<std::unique_ptr<OwnedArray>> batches;  // numbered held.first_held on
+  FirstHeldBatch first_held = 0;
+  std::deque<std::unique_ptr<OwnedArray>> batches;  // numbered first_held on
   size_t batch_count = 0;
   // The waves launched and not yet released: the batch number each ends
   // before, and whether it has been read.
@@ -659,24 +671,24 @@ table::Table table_from_arrow(ArrowArrayStream* stream, const std::string& name,
     wave_rows = 0;
     auto read = std::make_shared<std::atomic<bool>>(false);
     launched.push_back(Launched{batch_count, read});
-    group.run([&readers, &errors, &held, pieces, read] {
+    group.run([&readers, &errors, &first_held, pieces, read] {
       tbb::parallel_for(size_t{0}, readers.size(),
-                        [&](size_t c) { readers[c]->read_wave((*pieces)[c], held, errors); });
+                        [&](size_t c) { readers[c]->read_wave((*pieces)[c], first_held, errors); });
       read->store(true, std::memory_order_release);
     });
   };
   // Releases the batches of the waves read, in order (on this thread).
   const auto release_read = [&] {
-    size_t end = held.first_held.load(std::memory_order_relaxed);
+    const size_t first = first_held.load(std::memory_order_relaxed);  // only this thread stores it
+    size_t end = first;
     while (!launched.empty() && launched.front().read->load(std::memory_order_acquire)) {
       end = launched.front().end_batch;
       launched.pop_front();
     }
-    const size_t first = held.first_held.load(std::memory_order_relaxed);
     if (end == first) return;
     // Published before the memory goes: a dictionary cache made from a
     // batch before `end` is not trusted again.
-    held.first_held.store(end, std::memory_order_release);
+    first_held.store(end, std::memory_order_release);
     batches.erase(batches.begin(), batches.begin() + static_cast<std::ptrdiff_t>(end - first));
   };
   while (!errors.failed()) {
