@@ -60,7 +60,7 @@ std::string field(const groupby::ResultColumn& r, std::size_t g, const table::Co
   if (r.type == ValueType::Double) return sql::double_text(r.doubles[g]);
   if (source && source->type == table::ColumnType::Date) return table::format_date(static_cast<std::int32_t>(r.ints[g]));
   if (source && source->type == table::ColumnType::String) {
-    const std::string& text = source->dictionary.at(r.ints[g]);
+    const std::string text(source->dictionary.at(r.ints[g]));
     return sql::csv_field(text, text.empty());
   }
   return fmt::format("{}", r.ints[g]);

@@ -179,7 +179,10 @@ void print_stages(const std::vector<std::pair<std::string, double>>& stages, con
 }
 
 std::string key_text(const table::Column& key, std::uint32_t code) {
-  if (key.type == table::ColumnType::String) return sql::csv_field(key.dictionary.at(code), key.dictionary.at(code).empty());
+  if (key.type == table::ColumnType::String) {
+    const std::string text(key.dictionary.at(code));
+    return sql::csv_field(text, text.empty());
+  }
   if (key.type == table::ColumnType::Date) return table::format_date(static_cast<std::int32_t>(code));
   return fmt::format("{}", code);
 }

@@ -50,7 +50,7 @@ table::Column make_column(std::string name, table::ColumnType type, std::size_t 
 table::Column make_string_column(std::string name, std::vector<std::string> dictionary, std::size_t rows) {
   table::Column c = make_column(std::move(name), table::ColumnType::String, rows);
   std::sort(dictionary.begin(), dictionary.end());
-  c.dictionary = std::move(dictionary);
+  c.dictionary = table::Dictionary(dictionary);
   return c;
 }
 

@@ -25,7 +25,7 @@ using table::ColumnType;
 std::string canonical_of(const table::Column& c, std::size_t r) {
   if (c.is_null(r)) return {};
   switch (c.type) {
-    case ColumnType::String: return c.dictionary[c.int32s[r]];
+    case ColumnType::String: return std::string(c.dictionary[c.int32s[r]]);
     case ColumnType::Date: return table::format_date(c.int32s[r]);
     case ColumnType::Int64: return std::to_string(c.int64s[r]);
     case ColumnType::Double: return fmt::format("{}", c.doubles[r]);
@@ -48,7 +48,7 @@ std::vector<std::uint32_t> code_column(Dictionary& dict, const table::Column& c)
     for (std::size_t r = 0; r < n; ++r)
       out[r] = null_or(r, [&] {
         std::uint32_t& k = by_code[c.int32s[r]];
-        if (k == kAbsent) k = dict.code(c.dictionary[c.int32s[r]]);
+        if (k == kAbsent) k = dict.code(std::string(c.dictionary[c.int32s[r]]));
         return k;
       });
     return out;

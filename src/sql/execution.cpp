@@ -56,7 +56,7 @@ std::int64_t int_key(const table::Column& c, std::size_t r) {
   return c.type == table::ColumnType::Int64 ? c.int64s[r] : c.int32s[r];
 }
 std::string bytes_key(const table::Column& c, std::size_t r) {
-  if (c.type == table::ColumnType::String) return c.dictionary[c.int32s[r]];
+  if (c.type == table::ColumnType::String) return std::string(c.dictionary[c.int32s[r]]);
   double d = c.doubles[r] == 0 ? 0.0 : c.doubles[r];
   std::string s(sizeof d, '\0');
   std::memcpy(s.data(), &d, sizeof d);

@@ -350,7 +350,7 @@ bool is_string_constant(const Expr& e) {
 // integer comparisons ([lo, hi) are the codes equal to the literal: one or none).
 struct CodeRange {
   std::int32_t lo, hi;
-  CodeRange(const std::vector<std::string>& dictionary, const std::string& literal) {
+  CodeRange(const table::Dictionary& dictionary, const std::string& literal) {
     lo = static_cast<std::int32_t>(std::lower_bound(dictionary.begin(), dictionary.end(), literal) - dictionary.begin());
     hi = lo + (lo < static_cast<std::int32_t>(dictionary.size()) && dictionary[lo] == literal ? 1 : 0);
   }
@@ -380,7 +380,7 @@ bool Evaluator::on_codes(const Expr& e, const std::vector<std::uint32_t>& positi
   std::vector<std::uint32_t> rows;
   const table::Column* column = leaves_.input_column(*e.children[column_child], positions, rows);
   if (!column || column->type != table::ColumnType::String) return false;
-  const std::vector<std::string>& dictionary = column->dictionary;
+  const table::Dictionary& dictionary = column->dictionary;
   // The predicate's value for each code that can occur.
   std::vector<std::uint8_t> code_holds;
   if (e.kind == ExprKind::Compare) {

@@ -342,7 +342,7 @@ QueryResult run_shared_route(const LogicalQuery& q, const SourceText& source, co
     const bool ints = in.value_type == SharedValueType::Int32;
     for (std::uint32_t g = 0; g < in.groups; ++g) {
       if (r.count[g] == 0) continue;
-      if (key.type == table::ColumnType::String) keys.push_string(key.dictionary[g]);
+      if (key.type == table::ColumnType::String) keys.push_string(std::string(key.dictionary[g]));
       else keys.push_int(g);
       for (std::size_t a = 0; a < q.aggregates.size(); ++a)
         push_final(finals[a], q.aggregates[a], r.count[g], ints, ints && x ? r.sum_ints[g] : 0,

@@ -397,16 +397,18 @@ std::shared_ptr<const Table> Database::load(std::string_view name) const {
       column.skip_padding();
     }
     if (c.type == ColumnType::String) {
-      std::vector<std::uint64_t> offsets(part.dictionary_count + 1);
-      column.read(offsets.data(), offsets.size() * 8);
+      // The file's offsets are 0 and then each value's end: the buffers are
+      // the dictionary's own.
+      std::uint64_t first = 0;
+      column.read(&first, sizeof first);
+      std::vector<std::uint64_t> ends(part.dictionary_count);
+      column.read(ends.data(), ends.size() * 8);
       std::string bytes(part.dictionary_bytes, '\0');
       column.read(bytes.data(), bytes.size());
       column.skip_padding();
-      if (offsets.front() != 0 || offsets.back() != bytes.size() || !std::is_sorted(offsets.begin(), offsets.end()))
+      if (first != 0 || (ends.empty() ? 0 : ends.back()) != bytes.size() || !std::is_sorted(ends.begin(), ends.end()))
         throw InputError(fmt::format("{}: corrupt: column {}'s dictionary offsets", where, clip_for_message(c.name)));
-      c.dictionary.reserve(part.dictionary_count);
-      for (std::size_t k = 0; k + 1 < offsets.size(); ++k)
-        c.dictionary.emplace_back(bytes.data() + offsets[k], offsets[k + 1] - offsets[k]);
+      c.dictionary = Dictionary(std::move(bytes), std::move(ends));
     }
     digests[i + 1] = column.digest();
   });
@@ -430,8 +432,7 @@ void Database::store(const Table& table) const {
   meta["sort_order"] = table.sort_order;
   meta["columns"] = nlohmann::json::array();
   for (const Column& c : table.columns) {
-    std::uint64_t dictionary_bytes = 0;
-    for (const std::string& s : c.dictionary) dictionary_bytes += s.size();
+    const std::uint64_t dictionary_bytes = c.dictionary.bytes().size();
     meta["columns"].push_back({{"name", c.name},
                                {"type", std::string(type_name(c.type))},
                                {"nullable", !c.nulls.empty()},
@@ -464,13 +465,10 @@ void Database::store(const Table& table) const {
       out.pad();
     }
     if (c.type == ColumnType::String) {
-      std::uint64_t offset = 0;
-      out.write(&offset, 8);
-      for (const std::string& s : c.dictionary) {
-        offset += s.size();
-        out.write(&offset, 8);
-      }
-      for (const std::string& s : c.dictionary) out.write(s.data(), s.size());
+      const std::uint64_t first = 0;
+      out.write(&first, 8);
+      out.write(c.dictionary.ends().data(), c.dictionary.size() * 8);
+      out.write(c.dictionary.bytes().data(), c.dictionary.bytes().size());
       out.pad();
     }
     out.end_part();

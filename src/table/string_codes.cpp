@@ -191,7 +191,7 @@ MergedDictionary merge_dictionaries(const std::vector<const StringCodes*>& codes
     if (e == 0 || entries[e].text != entries[e - 1].text) {
       if (merged.dictionary.size() == std::size_t{INT32_MAX})
         throw InputError(fmt::format("{} has more than 2^31 distinct strings", what));
-      merged.dictionary.emplace_back(entries[e].text);
+      merged.dictionary.push_back(entries[e].text);
     }
     merged.codes[entries[e].part][entries[e].local] = static_cast<std::int32_t>(merged.dictionary.size() - 1);
   }

@@ -11,6 +11,8 @@
 #include <string_view>
 #include <vector>
 
+#include "table/dictionary.hpp"
+
 namespace gpuolap::table {
 
 // Codes strings in the order first seen: an open-addressing table of
@@ -60,7 +62,7 @@ class StringCodes {
 // dictionary code of each of its codes. More than 2^31 − 1 distinct strings
 // is an InputError: "<what> has more than 2^31 distinct strings".
 struct MergedDictionary {
-  std::vector<std::string> dictionary;
+  Dictionary dictionary;
   std::vector<std::vector<std::int32_t>> codes;  // [part][its code] -> dictionary code
 };
 MergedDictionary merge_dictionaries(const std::vector<const StringCodes*>& parts, const std::string& what);

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "table/dictionary.hpp"
+
 namespace gpuolap::table {
 
 enum class ColumnType : std::uint8_t { Int64, Double, Date, String };
@@ -33,7 +35,7 @@ struct Column {
   std::vector<std::int64_t> int64s;
   std::vector<double> doubles;
   std::vector<std::int32_t> int32s;
-  std::vector<std::string> dictionary;
+  Dictionary dictionary;
   // Empty: no row is NULL. Otherwise one byte per row, 1 where it is NULL.
   std::vector<std::uint8_t> nulls;
 

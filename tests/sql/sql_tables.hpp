@@ -51,11 +51,13 @@ inline table::Column string_column(std::string name, const std::vector<OptString
   table::Column c;
   c.name = std::move(name);
   c.type = table::ColumnType::String;
+  std::vector<std::string> distinct;
   for (const auto& v : values) {
-    if (v) c.dictionary.push_back(*v);
+    if (v) distinct.push_back(*v);
   }
-  std::sort(c.dictionary.begin(), c.dictionary.end());
-  c.dictionary.erase(std::unique(c.dictionary.begin(), c.dictionary.end()), c.dictionary.end());
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  c.dictionary = table::Dictionary(distinct);
   for (const auto& v : values) {
     c.int32s.push_back(v ? static_cast<std::int32_t>(std::lower_bound(c.dictionary.begin(), c.dictionary.end(), *v) -
                                                      c.dictionary.begin())

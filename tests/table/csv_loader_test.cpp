@@ -40,7 +40,7 @@ class CsvLoad : public ::testing::Test {
     const Column& c = *t.find(name);
     std::vector<std::string> out;
     for (std::size_t r = 0; r < c.size(); ++r)
-      out.push_back(c.is_null(r) ? "<NULL>" : c.dictionary.at(static_cast<std::size_t>(c.int32s[r])));
+      out.push_back(c.is_null(r) ? "<NULL>" : std::string(c.dictionary.at(static_cast<std::size_t>(c.int32s[r]))));
     return out;
   }
   fs::path dir_;
@@ -102,7 +102,7 @@ TEST_F(CsvLoad, QuotesCommasCrlfAndEmbeddedNewlines) {
   EXPECT_EQ(t.columns[1].int64s, (std::vector<std::int64_t>{1, 2, 3, 4, 5}));
   // A quoted empty field is the empty string in a string column; an unquoted one is NULL.
   EXPECT_EQ(strings(t, "name"), (std::vector<std::string>{"x, y", "two\r\nlines", "say \"hi\"", "", "<NULL>"}));
-  EXPECT_EQ(t.columns[0].dictionary, (std::vector<std::string>{"", "say \"hi\"", "two\r\nlines", "x, y"}));
+  EXPECT_EQ(t.columns[0].dictionary, (Dictionary{"", "say \"hi\"", "two\r\nlines", "x, y"}));
 }
 
 TEST_F(CsvLoad, QuotedEmptyIsNullInOtherTypesAndBlankLinesAreSkipped) {

@@ -30,7 +30,7 @@ const Column& col(const Table& t, const std::string& name) {
   return *c;
 }
 
-std::string str(const Column& c, std::size_t r) { return c.dictionary.at(static_cast<std::size_t>(c.int32s[r])); }
+std::string str(const Column& c, std::size_t r) { return std::string(c.dictionary.at(static_cast<std::size_t>(c.int32s[r]))); }
 
 void expect_same(const std::vector<Table>& a, const std::vector<Table>& b) {
   ASSERT_EQ(a.size(), b.size());
