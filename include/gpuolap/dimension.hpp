@@ -92,8 +92,8 @@ class Dimension {
   void refuse_overflowing_weights(const std::vector<ElementId>& parents_first, const std::string& where) const;
   // Fills the cache for e and every element below it not yet there.
   void compute_base_weights(ElementId e) const;
-  // Fills the cache children first, while it holds at most
-  // kEagerBaseWeights entries: a query's map then only gathers lists.
+  // Fills the cache children first until it holds more than a budget of
+  // entries: a query's map then only gathers lists.
   void precompute_base_weights(const std::vector<ElementId>& parents_first) const;
   // base_weights' results; copies of a dimension share them. An element's
   // weights are written once, under `mutex`, before its `ready` is set.

@@ -43,6 +43,25 @@ TEST(Dimension, SumsWeightsOverEveryPathOfADag) {
   EXPECT_EQ(d.depth(), 3);
 }
 
+// Built, a dimension holds its elements' base weights up to a budget (2^18
+// entries); the elements past it are computed when first asked, the same.
+TEST(Dimension, BaseWeightsPastTheEagerBudgetAreComputedWhenAsked) {
+  constexpr int kBases = 150'000;  // bases 150 K, then each total 150 K: the third total is past 2^18
+  std::vector<ElementSpec> specs;
+  for (const char* total : {"T1", "T2", "T3"}) specs.push_back(cons(total, {}));
+  for (int i = 0; i < kBases; ++i) {
+    specs.push_back(base("b" + std::to_string(i)));
+    for (int t = 0; t < 3; ++t) specs[t].children.emplace_back("b" + std::to_string(i), t + 1.0);
+  }
+  const Dimension d = Dimension::build("D", specs, "test");
+  for (int t = 0; t < 3; ++t) {
+    const auto& w = d.base_weights(*d.find(specs[t].name));
+    ASSERT_EQ(w.size(), static_cast<size_t>(kBases));
+    EXPECT_EQ(w.front(), (std::pair<BaseId, double>{0, t + 1.0}));
+    EXPECT_EQ(w.back(), (std::pair<BaseId, double>{kBases - 1, t + 1.0}));
+  }
+}
+
 TEST(Dimension, BaseWeightsAreComputedOnceAndSharedByThreadsAndCopies) {
   std::vector<ElementSpec> specs{cons("All", {})};
   for (int i = 0; i < 200; ++i) {
