@@ -128,16 +128,19 @@ std::vector<uint64_t> sample_keys(const KeyCodec& codec, const std::vector<Strat
 
 // Sorts keys ascending on every core: one parallel scatter into buckets by
 // the top bits of (key - smallest key), through a buffer as large as the
-// keys, then each bucket sorted on its own. tbb::parallel_sort partitions
-// its first ranges on one thread, which at billions of keys is most of a
-// large cube's generation.
-void parallel_sort_keys(std::vector<uint64_t>& keys);
+// keys, then each bucket sorted on its own (a large one on every core).
+// tbb::parallel_sort partitions its first ranges on one thread, which at
+// billions of keys was most of a large cube's generation; below 2^24 keys it
+// is what runs (`bucketed_from`: the tests lower it).
+void parallel_sort_keys(std::vector<uint64_t>& keys, size_t bucketed_from = size_t{1} << 24);
 
 // Fills one value column in parallel: value(i) for every fact i.
 template <typename Value>
 std::vector<double> fill_column(size_t n, Value&& value) {
   std::vector<double> column;
-  table::resize_on_huge_pages(column, n);  // a serial zero-fill: 117 GB at Biker scale 52
+  // Still a zero-fill on one thread (117 GB a column at Biker scale 52, about
+  // 2 GB/s); huge pages make its faults fewer.
+  table::resize_on_huge_pages(column, n);
   tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 1 << 16),
                     [&](const tbb::blocked_range<size_t>& r) {
                       for (size_t i = r.begin(); i < r.end(); ++i) column[i] = value(i);

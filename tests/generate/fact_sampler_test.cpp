@@ -1,5 +1,6 @@
-// The generators' parallel key sort against std::sort, on inputs past its
-// small-input cut (2^20 keys) that load its buckets unevenly.
+// The generators' parallel key sort against std::sort, with its cut-off
+// lowered so that 3 M keys take the bucketed path, on inputs that load its
+// buckets unevenly.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,7 +15,7 @@ namespace {
 void expect_sorted_like_std(std::vector<uint64_t> keys) {
   std::vector<uint64_t> want = keys;
   std::sort(want.begin(), want.end());
-  parallel_sort_keys(keys);
+  parallel_sort_keys(keys, size_t{1} << 20);
   EXPECT_EQ(keys, want);
 }
 
@@ -40,6 +41,21 @@ TEST(ParallelSortKeys, MostKeysInOneBucketAndRepeatedKeys) {
   std::vector<uint64_t> keys(kKeys);
   for (size_t i = 0; i < keys.size(); ++i) keys[i] = i % 100 == 0 ? mix(3, i) : 1'000 + mix(3, i) % 50;
   expect_sorted_like_std(keys);
+}
+
+TEST(ParallelSortKeys, AFewKeysFarFromTheRest) {
+  std::vector<uint64_t> keys(kKeys);
+  for (size_t i = 0; i < keys.size(); ++i) keys[i] = i % 100 == 0 ? mix(4, i) : mix(4, i) >> 24;
+  expect_sorted_like_std(keys);
+}
+
+TEST(ParallelSortKeys, BelowTheCutOff) {
+  std::vector<uint64_t> keys(1000);
+  for (size_t i = 0; i < keys.size(); ++i) keys[i] = mix(5, i);
+  std::vector<uint64_t> want = keys;
+  std::sort(want.begin(), want.end());
+  parallel_sort_keys(keys);
+  EXPECT_EQ(keys, want);
 }
 
 TEST(ParallelSortKeys, EveryKeyEqual) { expect_sorted_like_std(std::vector<uint64_t>(kKeys, 42)); }
