@@ -189,13 +189,14 @@ void parallel_sort_keys(std::vector<uint64_t>& keys, size_t bucketed_from) {
     return;
   }
   using Range = std::pair<uint64_t, uint64_t>;
-  const auto [low, high] = tbb::parallel_reduce(
+  const Range range = tbb::parallel_reduce(
       tbb::blocked_range<size_t>(0, n, 1 << 16), Range{~uint64_t{0}, 0},
       [&](const tbb::blocked_range<size_t>& r, Range m) {
         for (size_t i = r.begin(); i < r.end(); ++i) m = {std::min(m.first, keys[i]), std::max(m.second, keys[i])};
         return m;
       },
       [](Range a, Range b) { return Range{std::min(a.first, b.first), std::max(a.second, b.second)}; });
+  const uint64_t low = range.first, high = range.second;  // named, not bound: lambdas below take them
   constexpr int kBucketBits = 16;
   constexpr size_t kBuckets = size_t{1} << kBucketBits;
   const int shift = std::max(0, static_cast<int>(std::bit_width(high - low)) - kBucketBits);
