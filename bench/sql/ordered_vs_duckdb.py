@@ -2,8 +2,9 @@
 """GROUP BY over a table stored sorted on the grouping keys (issue 18, item
 4): lineitem, stored sorted by (l_orderkey, l_linenumber), grouped by
 l_orderkey, on gpuolap's cpu-serial and cpu-parallel (the ordered path: the
-rows cut into ranges at group starts) and on DuckDB, same machine, same
-thread count, one run.
+rows cut into ranges at group starts), with --gpu on the gpu engine
+(ordered aggregation on the GPU, the columns kept there between runs), and
+on DuckDB, same machine, same thread count, one run.
 
 gpuolap: `gpuolap sql --repeat N --timing` (tables read once, one warm-up,
 the median of N runs of parse+bind+plan+run; the result is built, not
@@ -14,7 +15,7 @@ CSV), timed as `CREATE TEMP TABLE AS
 and the median of N. Both gpuolap engines' answers are compared with
 DuckDB's row by row (joined on l_orderkey, values within 1e-9 relative).
 
-    python3 bench/sql/ordered_vs_duckdb.py --work /tmp/ordered --scale 10 [--gpuolap build-gpu/src/gpuolap]
+    python3 bench/sql/ordered_vs_duckdb.py --work /tmp/ordered --scale 10 [--gpuolap build-gpu/src/gpuolap --gpu]
 """
 import argparse
 import os
@@ -60,6 +61,7 @@ def main():
     p.add_argument("--threads", type=int, default=os.cpu_count())
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--no-serial", action="store_true", help="skip cpu-serial (the slow oracle; DuckDB still checks)")
+    p.add_argument("--gpu", action="store_true", help="also the gpu engine (a gpuolap built with CUDA, on a GPU)")
     a = p.parse_args()
     db = os.path.join(a.work, "lineitem-sf%s" % a.scale)
     if not os.path.exists(os.path.join(db, "lineitem.table")):
@@ -76,8 +78,9 @@ def main():
     rows = con.execute("SELECT COUNT(*) FROM lineitem").fetchone()[0]
     print("# GROUP BY on lineitem stored sorted by l_orderkey: gpuolap against DuckDB %s\n" % duckdb.__version__)
     print("lineitem SF %s: %d rows; %d threads; median of %d runs after a warm-up\n" % (a.scale, rows, a.threads, a.repeat))
-    print("| query | groups | cpu-serial ms | cpu-parallel ms | DuckDB ms | DuckDB / cpu-parallel | answers |")
-    print("|---|---:|---:|---:|---:|---:|---|")
+    print("| query | groups | cpu-serial ms | cpu-parallel ms | gpu ms | DuckDB ms | DuckDB / cpu-parallel | DuckDB / gpu "
+          "| answers |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
     notes = []
     for name, text in QUERIES:
         times, wrong = {}, 0
@@ -89,7 +92,8 @@ def main():
             con.execute(ctas)
             duck.append((time.perf_counter() - start) * 1e3)
         duck_ms = statistics.median(duck)
-        for engine in (("cpu-parallel",) if a.no_serial else ("cpu-serial", "cpu-parallel")):
+        engines = (() if a.no_serial else ("cpu-serial",)) + ("cpu-parallel",) + (("gpu",) if a.gpu else ())
+        for engine in engines:
             answer = os.path.join(a.work, "answer.csv")
             with open(answer, "w") as out:
                 run = gpuolap(a.gpuolap, "sql", "--db", db, "--engine", engine, "--repeat", str(a.repeat), "--timing",
@@ -100,10 +104,16 @@ def main():
             if engine == "cpu-parallel":
                 notes.append("- %s, cpu-parallel: %s" % (name, "; ".join(
                     re.sub(r"\s+", " ", l.strip()) for l in run.stderr.splitlines() if "ranges" in l or "append" in l)))
+            if engine == "gpu":
+                notes.append("- %s, gpu (last run's operators): %s" % (name, "; ".join(
+                    re.sub(r"\s+", " ", l.strip()) for l in run.stderr.splitlines()
+                    if "ordered aggregation" in l or "on the GPU" in l or "SQL values" in l)))
         groups = con.execute("SELECT COUNT(*) FROM r").fetchone()[0]
-        print("| %s | %d | %s | %.1f | %.1f | %.2f | %s |" % (
-            name, groups, "%.1f" % times["cpu-serial"] if "cpu-serial" in times else "—", times["cpu-parallel"], duck_ms,
-            duck_ms / times["cpu-parallel"],
+        gpu_ms = times.get("gpu")
+        print("| %s | %d | %s | %.1f | %s | %.1f | %.2f | %s | %s |" % (
+            name, groups, "%.1f" % times["cpu-serial"] if "cpu-serial" in times else "—", times["cpu-parallel"],
+            "%.2f" % gpu_ms if gpu_ms else "—", duck_ms, duck_ms / times["cpu-parallel"],
+            "%.1f" % (duck_ms / gpu_ms) if gpu_ms else "—",
             "agree" if wrong == 0 else "**%d rows differ**" % wrong), flush=True)
     print("\n" + "\n".join(notes))
 

@@ -10,6 +10,12 @@
 #   ordered.sh peers    the command built; DuckDB (the carried .whl) and
 #                       PyTorch where installed, beside groupby-ordered
 #                       (bench/groupby/peers.py) into $OUT/peers.md
+#   ordered.sh sql      the command and the cube/SQL gpu tests built; SQL's
+#                       gpu-engine tests (its ordered, shared-memory and
+#                       cube routes), then GROUP BY l_orderkey on lineitem
+#                       SF $ORDERED_SF (default 10) on the gpu engine,
+#                       cpu-parallel and DuckDB (the carried .whl):
+#                       bench/sql/ordered_vs_duckdb.py --gpu into $OUT/sql.md
 #   ordered.sh figures  only the benchmark built; the paper's figures at
 #                       2^15..2^28 rows ($OUT/paper.csv), then the contenders
 #                       at 2^20..2^30 and on lineitem SF 10 ($OUT/best.csv),
@@ -27,6 +33,7 @@ targets=(gpuolap gpuolap_groupby_gpu_tests gpuolap_ordered_bench)
 [ "$mode" = all-gpu ] && targets+=(gpuolap_gpu_tests gpuolap_gpu_primitives_tests)
 [ "$mode" = figures ] && targets=(gpuolap_ordered_bench)
 [ "$mode" = peers ] && targets=(gpuolap)
+[ "$mode" = sql ] && targets=(gpuolap gpuolap_cube_gpu_tests)
 # build.sh unpacks the carried .deps (replaced at every call) and builds.
 if ! scripts/device/build.sh "${targets[@]}" > "$out/build.log" 2>&1; then
   grep -E "error|Error" "$out/build.log" | head -30
@@ -64,6 +71,20 @@ case "$mode" in
     echo "peers: exit $? in $SECONDS s"
     cat "$out/peers.md"
     tail -3 "$out/peers.err"
+    ;;
+  sql)
+    SECONDS=0
+    build-gpu/tests/gpuolap_cube_gpu_tests --gtest_filter='SqlOrderedGpu.*:CubeGpu.Sql*' > "$out/sql-gpu-tests.log" 2>&1
+    echo "SQL gpu tests: exit $? in $SECONDS s"
+    grep -E "^\[  (PASSED|FAILED|  OK) |Failure|error" "$out/sql-gpu-tests.log" | head -30
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
+    SECONDS=0
+    PYTHONPATH=/tmp/site PYTHONUNBUFFERED=1 timeout "${ORDERED_LIMIT:-300}" python3 bench/sql/ordered_vs_duckdb.py \
+      --gpuolap build-gpu/src/gpuolap --gpu --work /tmp/ordered --scale "${ORDERED_SF:-10}" --repeat 5 --no-serial \
+      --threads "$(nproc)" > "$out/sql.md" 2> "$out/sql.err"
+    echo "SQL bench: exit $? in $SECONDS s"
+    cat "$out/sql.md"
+    tail -3 "$out/sql.err"
     ;;
   figures)
     SECONDS=0

@@ -5,6 +5,12 @@
 
 namespace gpuolap::groupby {
 
+struct OrderedResidentColumns::Buffers {};
+OrderedResidentColumns::OrderedResidentColumns(const OrderedInput&, int) {
+  throw std::runtime_error("this gpuolap was built without CUDA: no GPU to keep columns on");
+}
+OrderedResidentColumns::~OrderedResidentColumns() = default;
+
 bool gpu_available() { return false; }
 
 OrderedResult aggregate_gpu(const OrderedInput&, const OrderedPlan&, const OrderedGpuOptions&) {

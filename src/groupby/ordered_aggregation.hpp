@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -172,6 +173,27 @@ double estimate_run_length(const OrderedInput& input, std::size_t samples = 4096
 // grid. (A plan's variant is read only by the architectures that take one;
 // choose_ordered_plan refuses a variant asked of the others.)
 void check_plan(const OrderedInput& input, const OrderedPlan& plan);
+
+// An input's columns kept on a GPU between calls (SQL's route over tables
+// held in memory): every key and value column, with its NULL flags,
+// uploaded once. input() is the same input with device pointers: pass it
+// with OrderedGpuOptions::input_on_device and the same device. Input that
+// does not fit is an InputError naming the rows and the device.
+class OrderedResidentColumns {
+ public:
+  OrderedResidentColumns(const OrderedInput& host_input, int device = -1);
+  ~OrderedResidentColumns();
+  OrderedResidentColumns(const OrderedResidentColumns&) = delete;
+  OrderedResidentColumns& operator=(const OrderedResidentColumns&) = delete;
+  const OrderedInput& input() const { return input_; }
+  int device() const { return device_; }
+
+ private:
+  struct Buffers;
+  std::unique_ptr<Buffers> buffers_;
+  OrderedInput input_;
+  int device_ = -1;
+};
 
 // Whether this build has the GPU form (built with CUDA) and a GPU is present.
 bool gpu_available();

@@ -13,17 +13,6 @@
 namespace gpuolap::sql {
 namespace {
 
-groupby::AggregateKind kind_of(AggregateFunction f) {
-  switch (f) {
-    case AggregateFunction::CountStar: return groupby::AggregateKind::CountStar;
-    case AggregateFunction::Count: return groupby::AggregateKind::Count;
-    case AggregateFunction::Sum: return groupby::AggregateKind::Sum;
-    case AggregateFunction::Avg: return groupby::AggregateKind::Avg;
-    case AggregateFunction::Min: return groupby::AggregateKind::Min;
-    default: return groupby::AggregateKind::Max;
-  }
-}
-
 const std::string& column_name(const LogicalQuery& q, const Expr& e) {
   return q.tables[e.table].table->columns[e.column].name;
 }
@@ -39,7 +28,7 @@ cube::CubeSpec spec_of(const LogicalQuery& q) {
     spec.sets.push_back(mask);
   }
   for (const AggregateCall& a : q.aggregates)
-    spec.measures.push_back({kind_of(a.function), a.argument ? column_name(q, *a.argument) : std::string()});
+    spec.measures.push_back({groupby_kind(a.function), a.argument ? column_name(q, *a.argument) : std::string()});
   return spec;
 }
 
@@ -99,6 +88,17 @@ std::shared_ptr<const PreparedEntry> prepared_cube(const std::shared_ptr<const t
 }
 
 }  // namespace
+
+groupby::AggregateKind groupby_kind(AggregateFunction f) {
+  switch (f) {
+    case AggregateFunction::CountStar: return groupby::AggregateKind::CountStar;
+    case AggregateFunction::Count: return groupby::AggregateKind::Count;
+    case AggregateFunction::Sum: return groupby::AggregateKind::Sum;
+    case AggregateFunction::Avg: return groupby::AggregateKind::Avg;
+    case AggregateFunction::Min: return groupby::AggregateKind::Min;
+    default: return groupby::AggregateKind::Max;
+  }
+}
 
 std::string cube_route_refusal(const LogicalQuery& q) {
   if (!q.aggregated) return "the query has no GROUP BY";

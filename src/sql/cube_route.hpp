@@ -18,6 +18,9 @@
 
 namespace gpuolap::sql {
 
+// SQL's aggregate as the operators' (the cube's and ordered aggregation's).
+groupby::AggregateKind groupby_kind(AggregateFunction f);
+
 // Why the cube operator cannot answer `q`; empty when it can.
 std::string cube_route_refusal(const LogicalQuery& q);
 // The plan's lines (EXPLAIN) of a query the operator answers by `algorithm`.

@@ -96,6 +96,12 @@ struct PhysicalPlan {
 // equality joins are an InputError at their position.
 PhysicalPlan plan_query(const LogicalQuery& query, const SourceText& source, const PlanOptions& options);
 
+// Why the rows of table `table` of `q` come sorted on the grouping keys of
+// `set` (indexes into q.group_keys), in words; "" when they do not: every
+// key a column of that table, together (in any order) a prefix of the
+// order the table is stored in, so that equal keys are neighbours.
+std::string stored_sorted_on(const LogicalQuery& q, int table, const std::vector<int>& set);
+
 // The plan as indented lines (EXPLAIN).
 std::vector<std::string> explain_lines(const LogicalQuery& query, const PhysicalPlan& plan);
 

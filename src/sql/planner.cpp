@@ -82,23 +82,8 @@ ExprPtr column_expr(const LogicalQuery& q, int t, int c, int location) {
 // form a prefix of the order the table is stored in. Filters and joins
 // keep the fact table's order.
 std::string sorted_on_keys(const LogicalQuery& q, const PhysicalPlan& plan) {
-  if (plan.fact_table < 0 || q.grouping_sets.size() != 1 || q.grouping_sets[0].empty()) return "";
-  const table::Table& fact = *q.tables[plan.fact_table].table;
-  std::vector<std::string> key_columns;
-  for (int k : q.grouping_sets[0]) {
-    const Expr& key = *q.group_keys[k];
-    if (key.kind != ExprKind::InputColumn || key.table != plan.fact_table) return "";
-    key_columns.push_back(fact.columns[key.column].name);
-  }
-  std::sort(key_columns.begin(), key_columns.end());
-  key_columns.erase(std::unique(key_columns.begin(), key_columns.end()), key_columns.end());
-  if (fact.sort_order.size() < key_columns.size()) return "";
-  std::vector<std::string> prefix(fact.sort_order.begin(), fact.sort_order.begin() + key_columns.size());
-  std::sort(prefix.begin(), prefix.end());
-  if (prefix != key_columns) return "";
-  std::string order;
-  for (const auto& c : fact.sort_order) order += (order.empty() ? "" : ", ") + c;
-  return q.tables[plan.fact_table].name + " is stored sorted by (" + order + "), whose prefix is the grouping keys";
+  if (plan.fact_table < 0 || q.grouping_sets.size() != 1) return "";
+  return stored_sorted_on(q, plan.fact_table, q.grouping_sets[0]);
 }
 
 // Most slots of a perfect hash: 2^20 group ids of 4 bytes per set and thread.
@@ -171,6 +156,26 @@ PerfectHash perfect_hash_of(const LogicalQuery& q, const std::vector<int>& set, 
 }
 
 }  // namespace
+
+std::string stored_sorted_on(const LogicalQuery& q, int table, const std::vector<int>& set) {
+  if (table < 0 || set.empty()) return "";
+  const table::Table& stored = *q.tables[table].table;
+  std::vector<std::string> key_columns;
+  for (int k : set) {
+    const Expr& key = *q.group_keys[k];
+    if (key.kind != ExprKind::InputColumn || key.table != table) return "";
+    key_columns.push_back(stored.columns[key.column].name);
+  }
+  std::sort(key_columns.begin(), key_columns.end());
+  key_columns.erase(std::unique(key_columns.begin(), key_columns.end()), key_columns.end());
+  if (stored.sort_order.size() < key_columns.size()) return "";
+  std::vector<std::string> prefix(stored.sort_order.begin(), stored.sort_order.begin() + key_columns.size());
+  std::sort(prefix.begin(), prefix.end());
+  if (prefix != key_columns) return "";
+  std::string order;
+  for (const auto& c : stored.sort_order) order += (order.empty() ? "" : ", ") + c;
+  return q.tables[table].name + " is stored sorted by (" + order + "), whose prefix is the grouping keys";
+}
 
 PhysicalPlan plan_query(const LogicalQuery& q, const SourceText& source, const PlanOptions& options) {
   PhysicalPlan plan;

@@ -4,6 +4,7 @@
 #include "sql/cpu_parallel.hpp"
 #include "sql/cube_route.hpp"
 #include "sql/cpu_serial.hpp"
+#include "sql/ordered_route.hpp"
 #include "sql/parse_tree.hpp"
 #include "sql/plan.hpp"
 #include "sql/shared_route.hpp"
@@ -106,16 +107,23 @@ std::string cube_under_auto(const LogicalQuery& query, const SqlOptions& options
 QueryResult run(const TableCatalog& tables, std::string_view text, const SqlOptions& options) {
   SourceText source{std::string(text)};
   LogicalQuery query = bind_query(parse_statement(source), source, tables);
-  // The gpu engine: the shared-memory operators where the query and its
-  // data fit them, else the cube operator's route.
+  // The gpu engine: ordered aggregation where the table is stored sorted on
+  // the grouping keys (a group is a run: no hash table, no atomics on hot
+  // groups), else the shared-memory operators where the query and its data
+  // fit them, else the cube operator's route.
   const bool gpu = options.engine == SqlEngine::Gpu && !options.grouping_sets;
-  const std::string shared_refusal = gpu ? shared_route_refusal(query) : std::string();
-  const bool shared = gpu && shared_refusal.empty();
+  const std::string ordered_refusal = gpu ? ordered_route_refusal(query) : std::string();
+  const bool ordered = gpu && ordered_refusal.empty();
+  const std::string shared_refusal = gpu && !ordered ? shared_route_refusal(query) : std::string();
+  const bool shared = gpu && !ordered && shared_refusal.empty();
   std::optional<cube::Algorithm> cube;
   PhysicalPlan plan;
   std::vector<std::string> lines;
-  if (shared) {
+  if (ordered) {
+    lines = ordered_route_plan(query);
+  } else if (shared) {
     lines = shared_route_plan(query);
+    lines.insert(lines.begin() + 1, "  not ordered aggregation: " + ordered_refusal);
   } else {
     try {
       cube = cube_route_of(query, options);
@@ -132,7 +140,10 @@ QueryResult run(const TableCatalog& tables, std::string_view text, const SqlOpti
     }
     lines = cube ? cube_route_plan(query, *cube) : explain_lines(query, plan);
     if (!why_cube.empty()) lines.insert(lines.begin() + 1, "  " + why_cube);
-    if (gpu) lines.insert(lines.begin() + 1, "  not the shared-memory operators: " + shared_refusal);
+    if (gpu) {
+      lines.insert(lines.begin() + 1, "  not the shared-memory operators: " + shared_refusal);
+      lines.insert(lines.begin() + 1, "  not ordered aggregation: " + ordered_refusal);
+    }
   }
   if (query.explain) {
     QueryResult r;
@@ -145,7 +156,8 @@ QueryResult run(const TableCatalog& tables, std::string_view text, const SqlOpti
     return r;
   }
   const ExecutionLimits limits{options.max_rows};
-  QueryResult r = shared ? run_shared_route(query, source, limits)
+  QueryResult r = ordered ? run_ordered_route(query, source, limits)
+                  : shared ? run_shared_route(query, source, limits)
                   : cube ? run_cube_route(query, *cube, source, limits)
                   : options.engine == SqlEngine::CpuParallel ? run_cpu_parallel(query, plan, source, limits)
                                                              : run_cpu_serial(query, plan, source, limits);

@@ -302,11 +302,6 @@ TEST(SqlEngines, OrderedParallelRangesStartAtGroupStarts) {
 namespace gpuolap::testing {
 namespace {
 
-// cpu-parallel's `cube` grouping-sets method (the full-cube operator's
-// cpu-partitioned) gives cpu-serial's answers, HAVING, GROUPING(), ORDER BY
-// and LIMIT included; auto takes it where the hash aggregation would hash
-// a set fed from the rows (a key of scattered values); the queries it
-// cannot take are refused under `cube`, not answered otherwise.
 // The gpu engine's plan: the shared-memory operators where the query and
 // its data fit them, else the cube operator with the reason (EXPLAIN runs
 // without a GPU; tests/gpu/cube_gpu_test.cpp checks the answers).
@@ -329,6 +324,42 @@ TEST(SqlEngines, TheGpuEnginePlansTheSharedMemoryOperatorsWhereTheyFit) {
   EXPECT_NE(plan("SELECT b, s, count(*) FROM r GROUP BY b, s").find("not a GROUP BY of one key"), std::string::npos);
 }
 
+// The gpu engine takes ordered aggregation first where the table is
+// stored sorted on the grouping keys (in any order), and says why not where
+// it is not (EXPLAIN runs without a GPU; tests/gpu/sql_ordered_gpu_test.cpp
+// checks the answers).
+TEST(SqlEngines, TheGpuEnginePlansOrderedAggregationOverTablesStoredSortedOnTheKeys) {
+  auto sorted = std::make_shared<table::Table>(*engines_table("b", [](int i) { return OptInt((i * 7919) % 13); }));
+  table::sort_table(*sorted, {"a", "b"});
+  sql::TablesInMemory t;
+  t.add(sorted);
+  sql::SqlOptions gpu;
+  gpu.engine = sql::SqlEngine::Gpu;
+  auto plan = [&](const std::string& q) {
+    std::string lines;
+    for (const std::string& line : sql::run(t, "EXPLAIN " + q, gpu).plan) lines += line + "\n";
+    return lines;
+  };
+  for (const char* q : {"SELECT a, count(*), sum(x) FROM r GROUP BY a", "SELECT b, a, min(s) FROM r GROUP BY b, a ORDER BY 3",
+                        "SELECT a, b, avg(x) FROM r GROUP BY a, b HAVING count(*) > 2"}) {
+    const std::string p = plan(q);
+    EXPECT_EQ(p.find("ordered aggregation (src/groupby/) over r, on the GPU: r is stored sorted by (a, b)"), 0u) << q << "\n" << p;
+  }
+  const std::string not_prefix = plan("SELECT b, count(*) FROM r GROUP BY b");
+  EXPECT_NE(not_prefix.find("not ordered aggregation: r is stored sorted by (a, b), not on the grouping keys"),
+            std::string::npos) << not_prefix;
+  const std::string rollup = plan("SELECT a, b, count(*) FROM r GROUP BY ROLLUP (a, b)");
+  EXPECT_NE(rollup.find("not ordered aggregation: it has 3 grouping sets"), std::string::npos) << rollup;
+  EXPECT_NE(rollup.find("cube operator"), std::string::npos) << rollup;
+  const std::string filtered = error_of([&] { plan("SELECT a, count(*) FROM r WHERE b > 3 GROUP BY a"); });
+  EXPECT_NE(filtered.find("it has a WHERE clause"), std::string::npos) << filtered;
+}
+
+// cpu-parallel's `cube` grouping-sets method (the full-cube operator's
+// cpu-partitioned) gives cpu-serial's answers, HAVING, GROUPING(), ORDER BY
+// and LIMIT included; auto takes it where the hash aggregation would hash
+// a set fed from the rows (a key of scattered values); the queries it
+// cannot take are refused under `cube`, not answered otherwise.
 TEST(SqlEngines, TheCubeMethodAgreesWithCpuSerial) {
   sql::TablesInMemory t;
   // `wide`: too spread for a perfect hash's array.

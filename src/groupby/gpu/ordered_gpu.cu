@@ -287,6 +287,36 @@ OrderedResult OrderedRunner::run(const OrderedInput& host_input, const OrderedPl
 
 }  // namespace gpu
 
+struct OrderedResidentColumns::Buffers {
+  std::array<gpuolap::DeviceBuffer<std::uint8_t>, kMaxKeys + kMaxAggregates> values, nulls;
+};
+
+OrderedResidentColumns::OrderedResidentColumns(const OrderedInput& host_input, int device)
+    : buffers_(std::make_unique<Buffers>()), input_(host_input) {
+  check_input(host_input);
+  if (!gpu_available()) throw std::runtime_error("no NVIDIA GPU is available to keep the columns on");
+  if (device < 0) GPUOLAP_CUDA_CHECK(cudaGetDevice(&device));
+  GPUOLAP_CUDA_CHECK(cudaSetDevice(device));
+  device_ = device;
+  auto put = [&](ColumnView& c, std::size_t slot) {
+    buffers_->values[slot].upload(static_cast<const std::uint8_t*>(c.values), input_.rows * value_bytes(c.type));
+    c.values = buffers_->values[slot].data();
+    if (c.nulls) {
+      buffers_->nulls[slot].upload(c.nulls, input_.rows);
+      c.nulls = buffers_->nulls[slot].data();
+    }
+  };
+  try {
+    for (std::size_t k = 0; k < input_.keys.size(); ++k) put(input_.keys[k], k);
+    for (std::size_t v = 0; v < input_.values.size(); ++v) put(input_.values[v], kMaxKeys + v);
+    GPUOLAP_CUDA_CHECK(cudaDeviceSynchronize());
+  } catch (const GpuOutOfMemory& e) {
+    throw InputError(std::to_string(input_.rows) + " rows of " + std::to_string(input_.keys.size() + input_.values.size()) +
+                     " columns do not fit in GPU " + std::to_string(device) + "'s memory (" + e.what() + ")");
+  }
+}
+OrderedResidentColumns::~OrderedResidentColumns() = default;
+
 bool gpu_available() {
   int devices = 0;
   return cudaGetDeviceCount(&devices) == cudaSuccess && devices > 0;
