@@ -222,36 +222,46 @@ OrderedResult OrderedRunner::download(const OrderedInput& input, const DeviceAgg
   if (!groups_too) return result;
   const std::size_t G = result.groups;
   clock.start("download");
-  std::vector<std::vector<std::uint8_t>> key_values(input.keys.size()), key_nulls(input.keys.size());
+  // Every array into one pinned buffer, each at a 256-byte boundary.
+  struct Piece {
+    const void* from;
+    std::size_t bytes;
+    std::size_t at = 0;
+  };
+  std::vector<Piece> pieces;
+  const auto piece = [&](const void* from, std::size_t bytes) {
+    pieces.push_back({from, from ? bytes : 0});
+    return pieces.size() - 1;
+  };
+  std::vector<std::size_t> key_piece, null_piece, bits_piece, high_piece, count_piece;
   for (std::size_t k = 0; k < input.keys.size(); ++k) {
-    key_values[k].resize(G * value_bytes(input.keys[k].type));
-    if (G) GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(key_values[k].data(), key_out.values[k], key_values[k].size(),
-                                              cudaMemcpyDeviceToHost, s));
-    if (key_out.nulls[k]) {
-      key_nulls[k].resize(G);
-      if (G) GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(key_nulls[k].data(), key_out.nulls[k], G, cudaMemcpyDeviceToHost, s));
-    }
+    key_piece.push_back(piece(key_out.values[k], G * value_bytes(input.keys[k].type)));
+    null_piece.push_back(piece(key_out.nulls[k], G));
   }
-  std::vector<std::vector<std::uint64_t>> bits(A.count), high(A.count), counts(A.count);
   for (int a = 0; a < A.count; ++a) {
-    auto get = [&](std::vector<std::uint64_t>& out, const std::uint64_t* from) {
-      if (!from) return;
-      out.resize(G);
-      if (G) GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(out.data(), from, G * sizeof(std::uint64_t), cudaMemcpyDeviceToHost, s));
-    };
-    get(bits[a], A.bits[a]);
-    get(high[a], A.high[a]);
-    get(counts[a], A.counts[a]);
+    bits_piece.push_back(piece(A.bits[a], G * sizeof(std::uint64_t)));
+    high_piece.push_back(piece(A.high[a], G * sizeof(std::uint64_t)));
+    count_piece.push_back(piece(A.counts[a], G * sizeof(std::uint64_t)));
   }
+  std::size_t total = 0;
+  for (Piece& p : pieces) {
+    p.at = total;
+    total += (p.bytes + 255) / 256 * 256;
+  }
+  download_.reserve(std::max<std::size_t>(total, 1));
+  auto* base = static_cast<std::uint8_t*>(download_.data());
+  for (const Piece& p : pieces)
+    if (p.bytes) GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(base + p.at, p.from, p.bytes, cudaMemcpyDeviceToHost, s));
   GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(s));
   clock.stop();
+  const auto at = [&](std::size_t i) -> const void* { return pieces[i].bytes ? base + pieces[i].at : nullptr; };
+  const auto words = [&](std::size_t i) { return static_cast<const std::uint64_t*>(at(i)); };
   for (std::size_t k = 0; k < input.keys.size(); ++k)
-    result.keys.push_back(key_result(input.keys[k].type, G, key_values[k].data(),
-                                     key_nulls[k].empty() ? nullptr : key_nulls[k].data()));
+    result.keys.push_back(key_result(input.keys[k].type, G, at(key_piece[k]),
+                                     static_cast<const std::uint8_t*>(at(null_piece[k]))));
   for (int a = 0; a < A.count; ++a)
-    result.aggregates.push_back(finish_aggregate(input, a, A.slot[a], G, bits[a].data(),
-                                                 high[a].empty() ? nullptr : high[a].data(),
-                                                 counts[a].empty() ? nullptr : counts[a].data()));
+    result.aggregates.push_back(
+        finish_aggregate(input, a, A.slot[a], G, words(bits_piece[a]), words(high_piece[a]), words(count_piece[a])));
   return result;
 }
 
