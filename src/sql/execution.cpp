@@ -1,5 +1,6 @@
 #include "sql/execution.hpp"
 
+#include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
@@ -762,6 +763,13 @@ void Groups::finish() {
 
 std::vector<std::uint32_t> Groups::visible_groups() const {
   std::vector<std::uint32_t> out;
+  if (visible_sets >= sets.size()) {  // every group (15 M of them in one set took a serial pass)
+    out.resize(set_of.size());
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, out.size(), 1 << 16), [&](const auto& r) {
+      for (std::size_t g = r.begin(); g < r.end(); ++g) out[g] = static_cast<std::uint32_t>(g);
+    });
+    return out;
+  }
   out.reserve(set_of.size());
   for (std::uint32_t g = 0; g < set_of.size(); ++g) {
     if (set_of[g] < visible_sets) out.push_back(g);
@@ -785,10 +793,7 @@ class GroupColumns : public LeafSource {
       return out;
     }
     const ValueVector& from = e.kind == ExprKind::GroupKey ? g_.keys[e.index] : g_.finals[e.index];
-    ValueVector out(from.type);
-    out.reserve(positions.size());
-    for (std::uint32_t p : positions) out.push_from(from, p);
-    return out;
+    return gather_rows(from, positions);
   }
 
  private:

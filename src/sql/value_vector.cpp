@@ -4,7 +4,11 @@
 #include <limits>
 #include <stdexcept>
 
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
 #include "sql/concatenate.hpp"
+#include "table/huge_pages.hpp"
 
 namespace gpuolap::sql {
 
@@ -73,6 +77,28 @@ void ValueVector::append_all(const std::vector<const ValueVector*>& parts, std::
   add_concatenation(tasks, ints, parts, &ValueVector::ints);
   add_concatenation(tasks, doubles, parts, &ValueVector::doubles);
   add_concatenation(tasks, strings, parts, &ValueVector::strings);
+}
+
+ValueVector gather_rows(const ValueVector& from, const std::vector<std::uint32_t>& positions) {
+  const std::size_t n = positions.size();
+  ValueVector out(from.type);
+  table::resize_on_huge_pages(out.nulls, n);
+  const bool ints = uses_ints(from.type), doubles = from.type == SqlType::Double, strings = from.type == SqlType::String;
+  if (ints) table::resize_on_huge_pages(out.ints, n);
+  if (doubles) table::resize_on_huge_pages(out.doubles, n);
+  if (strings) out.strings.resize(n);
+  const bool all_null = from.type == SqlType::Null;
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 1 << 14), [&](const tbb::blocked_range<std::size_t>& r) {
+    for (std::size_t i = r.begin(); i < r.end(); ++i) {
+      const std::uint32_t p = positions[i];
+      const bool null = all_null || from.nulls[p] != 0;
+      out.nulls[i] = null;
+      if (ints) out.ints[i] = null ? 0 : from.ints[p];
+      else if (doubles) out.doubles[i] = null ? 0 : from.doubles[p];
+      else if (strings && !null) out.strings[i] = from.strings[p];
+    }
+  });
+  return out;
 }
 
 void ValueVector::set_from(std::size_t row, const ValueVector& from, std::size_t from_row) {
