@@ -85,6 +85,12 @@ case "$mode" in
     echo "SQL bench: exit $? in $SECONDS s"
     cat "$out/sql.md"
     tail -3 "$out/sql.err"
+    # Where each engine's time goes (its operators, the last of the runs).
+    for engine in gpu cpu-parallel; do
+      build-gpu/src/gpuolap sql --db "/tmp/ordered/lineitem-sf${ORDERED_SF:-10}" --engine "$engine" --repeat 5 --timing \
+        --max-rows 1000000000 "SELECT l_orderkey, SUM(l_extendedprice) AS a FROM lineitem GROUP BY l_orderkey" \
+        2>&1 >/dev/null | sed -n '/^operators:/,$p'
+    done
     ;;
   figures)
     SECONDS=0
