@@ -21,7 +21,7 @@
 #include <vector>
 
 #include "gpuolap/error.hpp"
-#include "table/huge_pages.hpp"
+#include "gpuolap/huge_pages.hpp"
 #include "table/string_codes.hpp"
 
 namespace gpuolap::python {
@@ -201,12 +201,12 @@ class ColumnReader {
   // NULLs. Called while no wave is being read.
   void resize(size_t rows) {
     switch (column_.type) {
-      case table::ColumnType::Int64: table::resize_on_huge_pages(column_.int64s, rows); break;
-      case table::ColumnType::Double: table::resize_on_huge_pages(column_.doubles, rows); break;
+      case table::ColumnType::Int64: resize_on_huge_pages(column_.int64s, rows); break;
+      case table::ColumnType::Double: resize_on_huge_pages(column_.doubles, rows); break;
       case table::ColumnType::Date:
-      case table::ColumnType::String: table::resize_on_huge_pages(column_.int32s, rows); break;
+      case table::ColumnType::String: resize_on_huge_pages(column_.int32s, rows); break;
     }
-    if (!column_.nulls.empty()) table::resize_on_huge_pages(column_.nulls, rows);
+    if (!column_.nulls.empty()) resize_on_huge_pages(column_.nulls, rows);
   }
 
   // Called for each piece as it joins a wave, before the wave is read: the
@@ -216,7 +216,7 @@ class ColumnReader {
   // Most columns have no NULLs, and a byte a row of flags written, read and
   // thrown away was a tenth of a load.
   void note_piece(const Piece& piece, size_t capacity) {
-    if (piece.may_hold_nulls && column_.nulls.empty()) table::resize_on_huge_pages(column_.nulls, capacity);
+    if (piece.may_hold_nulls && column_.nulls.empty()) resize_on_huge_pages(column_.nulls, capacity);
   }
 
   // Reads the column's pieces of a wave of batches (consecutive rows, in

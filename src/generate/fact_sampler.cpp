@@ -150,7 +150,7 @@ std::vector<uint64_t> sample_keys(const KeyCodec& codec, const std::vector<Strat
   // Progress units: one per fact drawn, then a quarter of that for the sort.
   const uint64_t units = total + total / 4;
   std::vector<uint64_t> keys;
-  table::resize_on_huge_pages(keys, total);
+  resize_on_huge_pages(keys, total);
 
   // Strata are drawn in parallel, in batches of about 2 % of the facts so
   // that progress can be reported from the calling thread.

@@ -22,7 +22,7 @@
 
 #include "gpuolap/formats.hpp"
 #include "gpuolap/key_codec.hpp"
-#include "table/huge_pages.hpp"
+#include "gpuolap/huge_pages.hpp"
 
 namespace gpuolap::generate_detail {
 
@@ -140,7 +140,7 @@ std::vector<double> fill_column(size_t n, Value&& value) {
   std::vector<double> column;
   // Still a zero-fill on one thread (117 GB a column at Biker scale 52, about
   // 2 GB/s); huge pages make its faults fewer.
-  table::resize_on_huge_pages(column, n);
+  resize_on_huge_pages(column, n);
   tbb::parallel_for(tbb::blocked_range<size_t>(0, n, 1 << 16),
                     [&](const tbb::blocked_range<size_t>& r) {
                       for (size_t i = r.begin(); i < r.end(); ++i) column[i] = value(i);

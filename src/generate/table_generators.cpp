@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "gpuolap/error.hpp"
-#include "table/huge_pages.hpp"
+#include "gpuolap/huge_pages.hpp"
 
 namespace gpuolap {
 
@@ -39,10 +39,10 @@ table::Column make_column(std::string name, table::ColumnType type, std::size_t 
   c.name = std::move(name);
   c.type = type;
   switch (type) {
-    case table::ColumnType::Int64: table::resize_on_huge_pages(c.int64s, rows); break;
-    case table::ColumnType::Double: table::resize_on_huge_pages(c.doubles, rows); break;
+    case table::ColumnType::Int64: resize_on_huge_pages(c.int64s, rows); break;
+    case table::ColumnType::Double: resize_on_huge_pages(c.doubles, rows); break;
     case table::ColumnType::Date:
-    case table::ColumnType::String: table::resize_on_huge_pages(c.int32s, rows); break;
+    case table::ColumnType::String: resize_on_huge_pages(c.int32s, rows); break;
   }
   return c;
 }

@@ -8,7 +8,7 @@
 #include <tbb/parallel_for.h>
 
 #include "sql/concatenate.hpp"
-#include "table/huge_pages.hpp"
+#include "gpuolap/huge_pages.hpp"
 
 namespace gpuolap::sql {
 
@@ -82,10 +82,10 @@ void ValueVector::append_all(const std::vector<const ValueVector*>& parts, std::
 ValueVector gather_rows(const ValueVector& from, const std::vector<std::uint32_t>& positions) {
   const std::size_t n = positions.size();
   ValueVector out(from.type);
-  table::resize_on_huge_pages(out.nulls, n);
+  resize_on_huge_pages(out.nulls, n);
   const bool ints = uses_ints(from.type), doubles = from.type == SqlType::Double, strings = from.type == SqlType::String;
-  if (ints) table::resize_on_huge_pages(out.ints, n);
-  if (doubles) table::resize_on_huge_pages(out.doubles, n);
+  if (ints) resize_on_huge_pages(out.ints, n);
+  if (doubles) resize_on_huge_pages(out.doubles, n);
   if (strings) out.strings.resize(n);
   const bool all_null = from.type == SqlType::Null;
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 1 << 14), [&](const tbb::blocked_range<std::size_t>& r) {

@@ -22,7 +22,7 @@
 #include "gpuolap/error.hpp"
 #include "gpuolap/formats.hpp"
 #include "table/date.hpp"
-#include "table/huge_pages.hpp"
+#include "gpuolap/huge_pages.hpp"
 #include "table/string_codes.hpp"
 
 namespace gpuolap::table {

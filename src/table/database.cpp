@@ -28,7 +28,7 @@
 
 #include "gpuolap/error.hpp"
 #include "storage/fsync_directory.hpp"
-#include "table/huge_pages.hpp"
+#include "gpuolap/huge_pages.hpp"
 
 namespace gpuolap::table {
 

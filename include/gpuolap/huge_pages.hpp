@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace gpuolap::table {
+namespace gpuolap {
 
 template <class T>
 void resize_on_huge_pages(std::vector<T>& v, std::size_t n) {
@@ -22,4 +22,4 @@ void resize_on_huge_pages(std::vector<T>& v, std::size_t n) {
   v.resize(n);
 }
 
-}  // namespace gpuolap::table
+}  // namespace gpuolap
