@@ -1,48 +1,44 @@
 #include "molap/result_check.hpp"
 
 #include <fmt/format.h>
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
 
 #include <algorithm>
 #include <cmath>
 
 #include "cpu_engines.hpp"
+#include "molap/planning/part_merge.hpp"
 
 namespace gpuolap {
 
 AreaResult contribution_magnitudes(const FactTable& facts, const AggregationMap& map, size_t measure,
                                    size_t slice_facts) {
-  // The slices' sums of magnitudes add up per target.
   slice_facts = std::max<size_t>(slice_facts, 1);
   const AggregationMap absolute_map = map.with_absolute_weights();
   const auto keys = facts.keys();
   const auto values = facts.values(measure);
-  AreaResult total;
+  // Each slice's keys and magnitudes copied in parallel blocks (at 14.6 G
+  // facts a serial copy of 55 slices did not finish in 5 minutes), summed by
+  // cpu-parallel; the slices' sums then add up per target, as the parts of
+  // a query over several GPUs do.
+  std::vector<QueryPart> parts;
   size_t begin = 0;
   do {
     const size_t end = std::min(facts.size(), begin + slice_facts);
-    std::vector<double> magnitudes(values.begin() + begin, values.begin() + end);
-    for (double& v : magnitudes) v = std::abs(v);
-    const FactTable slice(map.codec(), std::vector<uint64_t>(keys.begin() + begin, keys.begin() + end),
-                          {std::move(magnitudes)}, facts.page_size());
-    AreaResult part = CpuParallelEngine().run(slice, absolute_map, AreaQuery{0, Aggregate::sum, {}});
-    if (begin == 0) {
-      total = std::move(part);
-    } else {
-      AreaResult merged;
-      size_t i = 0, j = 0;
-      while (i < total.targets.size() || j < part.targets.size()) {
-        const bool take_total = j == part.targets.size() ||
-                                (i < total.targets.size() && total.targets[i] <= part.targets[j]);
-        const bool take_part = i == total.targets.size() ||
-                               (j < part.targets.size() && part.targets[j] <= total.targets[i]);
-        merged.targets.push_back(take_total ? total.targets[i] : part.targets[j]);
-        merged.values.push_back((take_total ? total.values[i++] : 0.0) + (take_part ? part.values[j++] : 0.0));
+    std::vector<uint64_t> slice_keys(end - begin);
+    std::vector<double> magnitudes(end - begin);
+    tbb::parallel_for(tbb::blocked_range<size_t>(begin, end, size_t{1} << 16), [&](const tbb::blocked_range<size_t>& r) {
+      for (size_t i = r.begin(); i < r.end(); ++i) {
+        slice_keys[i - begin] = keys[i];
+        magnitudes[i - begin] = std::abs(values[i]);
       }
-      total = std::move(merged);
-    }
+    });
+    const FactTable slice(map.codec(), std::move(slice_keys), {std::move(magnitudes)}, facts.page_size());
+    parts.push_back({CpuParallelEngine().run(slice, absolute_map, AreaQuery{0, Aggregate::sum, {}}), {}});
     begin = end;
   } while (begin < facts.size());
-  return total;
+  return parts.size() == 1 ? std::move(parts.front().result) : merge_parts(parts, Aggregate::sum);
 }
 
 std::string compare_results(const AreaResult& oracle, const AreaResult& other, Aggregate aggregate,
