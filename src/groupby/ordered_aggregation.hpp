@@ -176,9 +176,11 @@ void check_plan(const OrderedInput& input, const OrderedPlan& plan);
 
 // An input's columns kept on a GPU between calls (SQL's route over tables
 // held in memory): every key and value column, with its NULL flags,
-// uploaded once. input() is the same input with device pointers: pass it
-// with OrderedGpuOptions::input_on_device and the same device. Input that
-// does not fit is an InputError naming the rows and the device.
+// uploaded once. input() is the input it was made from with device
+// pointers; a caller may replace its aggregates with any over the same
+// value columns, then pass it with OrderedGpuOptions::input_on_device and
+// the same device. Input that does not fit is an InputError naming the
+// rows and the device.
 class OrderedResidentColumns {
  public:
   OrderedResidentColumns(const OrderedInput& host_input, int device = -1);

@@ -74,8 +74,9 @@ groupby::OrderedInput input_of(const LogicalQuery& q) {
   return in;
 }
 
-// The table's key and value columns on the GPU, kept per table and columns
-// while the table is held: a query repeated over it uploads nothing.
+// The table's key and value columns on the GPU, kept per table and set of
+// columns (the four most recent sets; each keeps its table alive): a query
+// over the same columns uploads nothing, whatever its aggregates.
 struct ResidentEntry {
   std::shared_ptr<const table::Table> table;
   std::string columns;  // the input's column names, keys first
@@ -148,9 +149,14 @@ std::string ordered_route_refusal(const LogicalQuery& q) {
 std::vector<std::string> ordered_route_plan(const LogicalQuery& q) {
   const groupby::OrderedInput in = input_of(q);
   const groupby::OrderedPlan plan = groupby::choose_ordered_plan(in, {});
-  return {"ordered aggregation (src/groupby/) over " + q.tables[0].name + ", on the GPU: " +
-              stored_sorted_on(q, 0, q.grouping_sets[0]) + ", so a group ends where its key changes (no hash table)",
-          "  the operator's auto: " + plan.why};
+  std::vector<std::string> lines{"ordered aggregation (src/groupby/) over " + q.tables[0].name + ", on the GPU: " +
+                                     stored_sorted_on(q, 0, q.grouping_sets[0]) +
+                                     ", so a group ends where its key changes (no hash table)",
+                                 "  the operator's auto: " + plan.why};
+  if (q.having) lines.push_back("having");
+  if (!q.order_by.empty()) lines.push_back("sort");
+  if (q.limit || q.offset) lines.push_back("limit");
+  return lines;
 }
 
 QueryResult run_ordered_route(const LogicalQuery& q, const SourceText& source, const ExecutionLimits& limits) {
@@ -167,7 +173,12 @@ QueryResult run_ordered_route(const LogicalQuery& q, const SourceText& source, c
   groupby::OrderedGpuOptions options;
   options.device = entry->resident->device();
   options.input_on_device = true;
-  groupby::OrderedResult r = groupby::aggregate_gpu(entry->resident->input(), plan, options);
+  // The resident columns with this query's aggregates: an entry is shared by
+  // every query over the same key and value columns (in the same order, so
+  // the aggregates' value indexes hold), whatever it computes.
+  groupby::OrderedInput on_device = entry->resident->input();
+  on_device.aggregates = host.aggregates;
+  groupby::OrderedResult r = groupby::aggregate_gpu(on_device, plan, options);
   timings.push_back({"ordered aggregation (" + std::string(groupby::architecture_name(plan.architecture)) +
                          ", groups downloaded)",
                      seconds_since(start), r.groups});

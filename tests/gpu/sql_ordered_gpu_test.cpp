@@ -2,7 +2,8 @@
 // aggregation (src/groupby/) answers as cpu-serial does, with NULL keys, a
 // double key with NaN and -0.0, string and date keys and aggregates,
 // HAVING, ORDER BY and LIMIT; a repeated query over the same table reuses
-// its columns on the GPU; an empty table gives no groups.
+// its columns on the GPU, also with other aggregates over them; an empty
+// table gives no groups.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -61,6 +62,26 @@ TEST(SqlOrderedGpu, AnswersAsCpuSerialOverTablesStoredSortedOnTheKeys) {
         }
       }
     }
+}
+
+// Queries over the same key and value columns share their columns on the
+// GPU; each still computes its own aggregates (a first version ran the
+// first query's aggregates for every later one).
+TEST(SqlOrderedGpu, QueriesOverTheSameColumnsEachComputeTheirOwnAggregates) {
+  auto t = std::make_shared<table::Table>(test::random_table(50000, 77));
+  table::sort_table(*t, {"a"});
+  sql::TablesInMemory catalog;
+  catalog.add(t);
+  for (const char* query : {"SELECT a, sum(x) FROM facts GROUP BY a ORDER BY a NULLS FIRST",
+                            "SELECT a, max(x) FROM facts GROUP BY a ORDER BY a NULLS FIRST",
+                            "SELECT a, count(*), sum(x), min(x) FROM facts GROUP BY a ORDER BY a NULLS FIRST",
+                            "SELECT a, count(*) FROM facts GROUP BY a ORDER BY a NULLS FIRST",
+                            "SELECT a, avg(x) FROM facts GROUP BY a ORDER BY a NULLS FIRST"}) {
+    sql::SqlOptions serial, gpu;
+    gpu.engine = sql::SqlEngine::Gpu;
+    const std::string want = sql::format_result(sql::run(catalog, query, serial), sql::ResultFormat::Csv);
+    test::expect_same_csv(want, sql::format_result(sql::run(catalog, query, gpu), sql::ResultFormat::Csv), query);
+  }
 }
 
 }  // namespace
