@@ -242,7 +242,8 @@ std::size_t finish_aggregate_into(const AggregateSlot& slot, std::size_t groups,
           }
           const __int128 sum = static_cast<__int128>((static_cast<unsigned __int128>(high[g]) << 64) | bits[g]);
           if (slot.kind == AggregateKind::Avg) {
-            out.doubles[o] = static_cast<double>(sum) / static_cast<double>(count[g]);
+            // Divided in long double, as SQL's engines do, so the last bit agrees.
+            out.doubles[o] = static_cast<double>(static_cast<long double>(sum) / static_cast<long double>(count[g]));
           } else if (sum > INT64_MAX || sum < INT64_MIN) {
             std::size_t seen = overflow.load();
             while (g < seen && !overflow.compare_exchange_weak(seen, g)) {

@@ -87,6 +87,25 @@ TEST(OrderedAggregation, IntegerSumsAreExactAndOverflowIsAnError) {
   }
 }
 
+// AVG of integers divides the exact sum in long double, as SQL's engines
+// do: 579832826712306748 / 33 rounds to another double when the sum is
+// first rounded to a double.
+TEST(OrderedAggregation, IntegerAveragesDivideAsSqlDoes) {
+  const std::int64_t sum = 579832826712306748, part = sum / 33;
+  std::vector<std::int64_t> v(33, part);
+  v.back() = sum - 32 * part;
+  const std::vector<std::int32_t> keys(33, 7);
+  OrderedInput in;
+  in.rows = 33;
+  in.keys = {{ValueType::Int32, keys.data(), nullptr, "k"}};
+  in.values = {{ValueType::Int64, v.data(), nullptr, "v"}};
+  in.aggregates = {{AggregateKind::Avg, 0}};
+  const double want = static_cast<double>(static_cast<long double>(sum) / 33);
+  ASSERT_NE(want, static_cast<double>(sum) / 33.0);  // the case tells the two apart
+  EXPECT_EQ(aggregate_serial(in).aggregates[0].doubles[0], want);
+  EXPECT_EQ(aggregate_parallel(in).aggregates[0].doubles[0], want);
+}
+
 TEST(OrderedAggregation, ParsesAggregateLists) {
   std::vector<int> values;
   const auto a = parse_aggregates("sum(x), count(*),AVG(y),max(x)", {"k", "x", "y"}, values);
