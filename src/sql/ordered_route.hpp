@@ -11,9 +11,10 @@
 //     keys, in any order, as a prefix of its order; at most 4 keys and 8
 //     aggregates of columns; no WHERE, no DISTINCT, fewer than 2^32 rows.
 //
-// The table's key and value columns are kept on the GPU while the table is
-// held in memory (`sql --repeat`, the server), so a repeated query pays the
-// bus only for its groups.
+// The table's key and value columns are kept on the GPU per table and set
+// of columns (the four most recent sets, each keeping its table alive), so
+// a query over the same columns (`sql --repeat`, the server) pays the bus
+// only for its groups.
 #pragma once
 
 #include <string>
