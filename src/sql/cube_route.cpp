@@ -134,9 +134,8 @@ std::vector<std::string> cube_route_plan(const LogicalQuery& q, cube::Algorithm 
   std::string sets;
   for (cube::SetMask s : spec.sets) sets += (sets.empty() ? "" : ", ") + cube::set_text(spec, s);
   lines.push_back("  grouping sets (" + std::to_string(spec.sets.size()) + "): " + sets);
-  if (q.having) lines.push_back("having");
-  if (!q.order_by.empty()) lines.push_back("sort");
-  if (q.limit || q.offset) lines.push_back("limit");
+  const std::vector<std::string> finish = execution::finish_plan_lines(q);
+  lines.insert(lines.end(), finish.begin(), finish.end());
   return lines;
 }
 

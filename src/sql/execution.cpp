@@ -802,6 +802,14 @@ class GroupColumns : public LeafSource {
 
 }  // namespace
 
+std::vector<std::string> finish_plan_lines(const LogicalQuery& q) {
+  std::vector<std::string> lines;
+  if (q.having) lines.push_back("having");
+  if (!q.order_by.empty()) lines.push_back("sort");
+  if (q.limit || q.offset) lines.push_back("limit");
+  return lines;
+}
+
 QueryResult finish_groups(const LogicalQuery& q, const Groups& groups, const SourceText& source, std::uint64_t max_rows,
                           std::vector<OperatorTiming> timings) {
   GroupColumns leaves(groups);

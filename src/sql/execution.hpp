@@ -200,6 +200,10 @@ struct Groups {
   std::uint32_t add_with_id(std::size_t set, const std::vector<ValueVector>& key_values, std::size_t row, std::uint64_t id);
 };
 
+// The plan lines (EXPLAIN) of what finish_groups does after an operator's
+// groups: "having", "sort", "limit", each where the query asks for it.
+std::vector<std::string> finish_plan_lines(const LogicalQuery& q);
+
 // HAVING, the select list, ORDER BY and OFFSET/LIMIT over the groups.
 QueryResult finish_groups(const LogicalQuery& q, const Groups& groups, const SourceText& source,
                           std::uint64_t max_rows, std::vector<OperatorTiming> timings);

@@ -7,11 +7,11 @@
 #include "gpuolap/elapsed.hpp"
 #include "gpuolap/error.hpp"
 #include "groupby/ordered_aggregation.hpp"
-#include "groupby/shared_memory/shared_aggregation.hpp"
 #include "sql/cube_route.hpp"
 #include "sql/execution.hpp"
 #include "sql/plan.hpp"
 #include "sql/recent_cache.hpp"
+#include "sql/shared_route.hpp"
 
 namespace gpuolap::sql {
 namespace {
@@ -153,20 +153,17 @@ std::vector<std::string> ordered_route_plan(const LogicalQuery& q) {
                                      stored_sorted_on(q, 0, q.grouping_sets[0]) +
                                      ", so a group ends where its key changes (no hash table)",
                                  "  the operator's auto: " + plan.why};
-  if (q.having) lines.push_back("having");
-  if (!q.order_by.empty()) lines.push_back("sort");
-  if (q.limit || q.offset) lines.push_back("limit");
+  const std::vector<std::string> finish = execution::finish_plan_lines(q);
+  lines.insert(lines.end(), finish.begin(), finish.end());
   return lines;
 }
 
 QueryResult run_ordered_route(const LogicalQuery& q, const SourceText& source, const ExecutionLimits& limits) {
-  if (!groupby::gpu_available())
-    throw InputError("the gpu engine needs an NVIDIA GPU: " + groupby::shared_gpu_problem() +
-                     " (--engine cpu-parallel answers the query)");
+  require_gpu(groupby::gpu_available());
   auto start = std::chrono::steady_clock::now();
   const groupby::OrderedInput host = input_of(q);
   const auto entry = resident_columns(q.tables[0].table, host);
-  std::vector<OperatorTiming> timings{{"columns on the GPU (kept while the table is held)", seconds_since(start), 0}};
+  std::vector<OperatorTiming> timings{{"columns on the GPU (kept per table and columns)", seconds_since(start), 0}};
 
   start = std::chrono::steady_clock::now();
   const groupby::OrderedPlan plan = groupby::choose_ordered_plan(host, {});

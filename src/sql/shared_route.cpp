@@ -261,16 +261,19 @@ std::vector<std::string> shared_route_plan(const LogicalQuery& q) {
   else
     lines.push_back("shared-memory foreign-key join (src/groupby/shared_memory/) of " + q.tables[0].name + " and " +
                     q.tables[1].name + ", on the GPU: the dimension's column in each block's shared memory");
-  if (q.having) lines.push_back("having");
-  if (!q.order_by.empty()) lines.push_back("sort");
-  if (q.limit || q.offset) lines.push_back("limit");
+  const std::vector<std::string> finish = execution::finish_plan_lines(q);
+  lines.insert(lines.end(), finish.begin(), finish.end());
   return lines;
 }
 
-QueryResult run_shared_route(const LogicalQuery& q, const SourceText& source, const ExecutionLimits& limits) {
-  if (!groupby::shared_gpu_available())
+void require_gpu(bool available) {
+  if (!available)
     throw InputError("the gpu engine needs an NVIDIA GPU: " + groupby::shared_gpu_problem() +
                      " (--engine cpu-parallel answers the query)");
+}
+
+QueryResult run_shared_route(const LogicalQuery& q, const SourceText& source, const ExecutionLimits& limits) {
+  require_gpu(groupby::shared_gpu_available());
   const auto start = std::chrono::steady_clock::now();
   bool same = true;
   const Expr* arg = value_argument(q, same);

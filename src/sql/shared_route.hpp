@@ -27,6 +27,9 @@ namespace gpuolap::sql {
 // Why the shared-memory operators cannot answer `q` (its shape or its
 // data); empty when one can.
 std::string shared_route_refusal(const LogicalQuery& q);
+// Throws the gpu engine's InputError, naming why there is no GPU
+// (gpu_status's problem), unless `available`.
+void require_gpu(bool available);
 std::vector<std::string> shared_route_plan(const LogicalQuery& q);
 QueryResult run_shared_route(const LogicalQuery& q, const SourceText& source, const ExecutionLimits& limits);
 

@@ -302,19 +302,22 @@ TEST(SqlEngines, OrderedParallelRangesStartAtGroupStarts) {
 namespace gpuolap::testing {
 namespace {
 
+// The gpu engine's plan of `query` (EXPLAIN, which runs without a GPU), a line each.
+std::string gpu_plan(const sql::TablesInMemory& t, const std::string& query) {
+  sql::SqlOptions gpu;
+  gpu.engine = sql::SqlEngine::Gpu;
+  std::string lines;
+  for (const std::string& line : sql::run(t, "EXPLAIN " + query, gpu).plan) lines += line + "\n";
+  return lines;
+}
+
 // The gpu engine's plan: the shared-memory operators where the query and
 // its data fit them, else the cube operator with the reason (EXPLAIN runs
 // without a GPU; tests/gpu/cube_gpu_test.cpp checks the answers).
 TEST(SqlEngines, TheGpuEnginePlansTheSharedMemoryOperatorsWhereTheyFit) {
   sql::TablesInMemory t;
   t.add(engines_table("b", [](int i) { return OptInt((i * 7919) % 13); }));
-  sql::SqlOptions gpu;
-  gpu.engine = sql::SqlEngine::Gpu;
-  auto plan = [&](const std::string& q) {
-    std::string lines;
-    for (const std::string& line : sql::run(t, "EXPLAIN " + q, gpu).plan) lines += line + "\n";
-    return lines;
-  };
+  const auto plan = [&](const std::string& q) { return gpu_plan(t, q); };
   EXPECT_NE(plan("SELECT b, count(*) FROM r GROUP BY b ORDER BY 2 DESC LIMIT 3").find("shared-memory grouped aggregation"),
             std::string::npos);
   const std::string nulls = plan("SELECT b, sum(x) FROM r GROUP BY b");
@@ -333,13 +336,7 @@ TEST(SqlEngines, TheGpuEnginePlansOrderedAggregationOverTablesStoredSortedOnTheK
   table::sort_table(*sorted, {"a", "b"});
   sql::TablesInMemory t;
   t.add(sorted);
-  sql::SqlOptions gpu;
-  gpu.engine = sql::SqlEngine::Gpu;
-  auto plan = [&](const std::string& q) {
-    std::string lines;
-    for (const std::string& line : sql::run(t, "EXPLAIN " + q, gpu).plan) lines += line + "\n";
-    return lines;
-  };
+  const auto plan = [&](const std::string& q) { return gpu_plan(t, q); };
   for (const char* q : {"SELECT a, count(*), sum(x) FROM r GROUP BY a", "SELECT b, a, min(s) FROM r GROUP BY b, a ORDER BY 3",
                         "SELECT a, b, avg(x) FROM r GROUP BY a, b HAVING count(*) > 2"}) {
     const std::string p = plan(q);
