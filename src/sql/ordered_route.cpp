@@ -106,7 +106,8 @@ std::shared_ptr<const ResidentEntry> resident_columns(const std::shared_ptr<cons
 }
 
 // A result column of the operator as the values SQL evaluates over; a
-// string column's codes become its strings through `dictionary`.
+// string column's codes become its strings through the dictionary of
+// `source`, the table column they came from.
 ValueVector values_of(groupby::ResultColumn& c, std::size_t rows, SqlType type, const table::Column& source) {
   ValueVector v(type);
   if (c.nulls.empty()) v.nulls.assign(rows, 0);
@@ -137,10 +138,8 @@ std::string ordered_route_refusal(const LogicalQuery& q) {
     return "it groups by more than " + std::to_string(groupby::kMaxKeys) + " columns";
   if (q.tables[0].table->row_count() > groupby::kMaxRows) return "the table has 2^32 rows or more";
   if (stored_sorted_on(q, 0, q.grouping_sets[0]).empty()) {
-    const auto& order = q.tables[0].table->sort_order;
-    std::string text;
-    for (const std::string& c : order) text += (text.empty() ? "" : ", ") + c;
-    return q.tables[0].name + (order.empty() ? " is not stored sorted" : " is stored sorted by (" + text + ")") +
+    const std::string order = sort_order_text(*q.tables[0].table);
+    return q.tables[0].name + (order.empty() ? " is not stored sorted" : " is stored sorted by (" + order + ")") +
            ", not on the grouping keys";
   }
   return {};

@@ -101,6 +101,8 @@ PhysicalPlan plan_query(const LogicalQuery& query, const SourceText& source, con
 // key a column of that table, together (in any order) a prefix of the
 // order the table is stored in, so that equal keys are neighbours.
 std::string stored_sorted_on(const LogicalQuery& q, int table, const std::vector<int>& set);
+// A table's stored order as "c1, c2" ("" when the order is unknown).
+std::string sort_order_text(const table::Table& table);
 
 // The plan as indented lines (EXPLAIN).
 std::vector<std::string> explain_lines(const LogicalQuery& query, const PhysicalPlan& plan);

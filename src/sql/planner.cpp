@@ -172,9 +172,13 @@ std::string stored_sorted_on(const LogicalQuery& q, int table, const std::vector
   std::vector<std::string> prefix(stored.sort_order.begin(), stored.sort_order.begin() + key_columns.size());
   std::sort(prefix.begin(), prefix.end());
   if (prefix != key_columns) return "";
+  return q.tables[table].name + " is stored sorted by (" + sort_order_text(stored) + "), whose prefix is the grouping keys";
+}
+
+std::string sort_order_text(const table::Table& table) {
   std::string order;
-  for (const auto& c : stored.sort_order) order += (order.empty() ? "" : ", ") + c;
-  return q.tables[table].name + " is stored sorted by (" + order + "), whose prefix is the grouping keys";
+  for (const auto& c : table.sort_order) order += (order.empty() ? "" : ", ") + c;
+  return order;
 }
 
 PhysicalPlan plan_query(const LogicalQuery& q, const SourceText& source, const PlanOptions& options) {
