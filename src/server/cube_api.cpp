@@ -10,6 +10,7 @@
 
 #include "api_error.hpp"
 #include "area_request.hpp"
+#include "gpuolap/elapsed.hpp"
 #include "olap/cell_paths.hpp"
 #include "olap/cell_value.hpp"
 #include "olap/export_scan.hpp"
@@ -264,12 +265,18 @@ json CubeApi::values(const json& request) const {
 
 CubeApi::AreaAnswer CubeApi::answer_area(const json& request) const {
   const Schema& schema = service_.schema();
+  auto start = SteadyClock::now();
   AreaAnswer a{parse_area_request(schema, request, "cell/area"), {}, 0};
   olap::check_area_cells(a.query, limits_.max_cells);
+  a.parse_ms = ms_since(start);
+  start = SteadyClock::now();
   const AggregationMap map = service_.map(a.query);
   a.target_cells = map.target_count();
+  a.map_ms = ms_since(start);
+  start = SteadyClock::now();
   const auto facts = service_.snapshot();
   a.result = service_.run(*facts, map, a.query);
+  a.engine_ms = ms_since(start);
   return a;
 }
 
@@ -280,10 +287,12 @@ json CubeApi::area(const json& request) const {
   return json::parse(text);
 }
 
-std::string CubeApi::area_text(const json& request, AnswerFormat format) const {
+CubeApi::AreaText CubeApi::area_text(const json& request, AnswerFormat format) const {
   const AreaAnswer a = answer_area(request);
-  std::string text;
-  append_area_answer(text, service_.schema(), a.query, a.result, a.target_cells, format);
+  AreaText text{{}, a.parse_ms, a.map_ms, a.engine_ms, 0};
+  const auto start = SteadyClock::now();
+  append_area_answer(text.body, service_.schema(), a.query, a.result, a.target_cells, format);
+  text.write_ms = ms_since(start);
   return text;
 }
 

@@ -34,8 +34,13 @@ class CubeApi {
   // {"measure", "aggregate"?, "area", "expand"?}
   nlohmann::json area(const nlohmann::json& request) const;
   // The same answer as text, written straight from the result (the HTTP
-  // route: no JSON tree of the cells is built).
-  std::string area_text(const nlohmann::json& request, AnswerFormat format) const;
+  // route: no JSON tree of the cells is built), with the time each step
+  // took, which the HTTP route sends as its Server-Timing header.
+  struct AreaText {
+    std::string body;
+    double parse_ms = 0, map_ms = 0, engine_ms = 0, write_ms = 0;
+  };
+  AreaText area_text(const nlohmann::json& request, AnswerFormat format) const;
   // the area's fields plus "blocksize"?, "path"? (resume after), "condition"?, "base_only"?
   nlohmann::json export_cells(const nlohmann::json& request) const;
   // {"path", "value", "measure"?, "mode"?, "splash"?}
@@ -49,6 +54,7 @@ class CubeApi {
     AreaQuery query;
     AreaResult result;
     uint64_t target_cells;
+    double parse_ms = 0, map_ms = 0, engine_ms = 0;
   };
   AreaAnswer answer_area(const nlohmann::json& request) const;
 

@@ -1,3 +1,4 @@
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -259,6 +260,38 @@ TEST(AreaAnswer, JsonAndCsvReadBackExactly) {
     append_area_answer(line, s, q, AreaResult{{0}, {v}}, 4, AnswerFormat::csv);
     const std::string field = line.substr(line.rfind(',') + 1);
     EXPECT_EQ(std::stod(field), v) << line;
+  }
+}
+
+// The answer walks the ascending targets as an odometer, not by dividing
+// each: every cell's path must still be target_positions' path, for steps
+// of one, steps that carry over several digits, and long jumps.
+TEST(AreaAnswer, PathsFollowTheTargetNumbersAcrossCarries) {
+  std::string schema_text = R"({"name": "Grid", "measures": ["V"], "dimensions": [)";
+  const int sizes[] = {5, 7, 3};
+  for (int d = 0; d < 3; ++d) {
+    schema_text += (d ? "," : "") + fmt::format(R"({{"name": "D{}", "elements": [)", d);
+    for (int e = 0; e < sizes[d]; ++e) schema_text += (e ? "," : "") + fmt::format(R"({{"name": "d{}e{}"}})", d, e);
+    schema_text += "]}";
+  }
+  schema_text += "]}";
+  const Schema s = parse_schema_json(schema_text, "grid.json");
+  const AreaQuery q = parse_query_json(s, R"({"measure": "V", "area": {"D0": "*", "D1": "*", "D2": "*"}})", "q.json");
+  std::mt19937_64 rng(11);
+  for (int round = 0; round < 200; ++round) {
+    AreaResult r;
+    for (uint64_t t = 0; t < 105; ++t)
+      if (rng() % (round % 4 == 0 ? 2 : 9) == 0) r.targets.push_back(t);
+    r.values.assign(r.targets.size(), 1.0);
+    std::string csv;
+    append_area_answer(csv, s, q, r, 105, AnswerFormat::csv);
+    std::string expected = "D0,D1,D2,sum(V)\n";
+    for (uint64_t t : r.targets) {
+      const std::vector<uint32_t> pos = target_positions(q, t);
+      for (size_t d = 0; d < 3; ++d) expected += s.dimension(d).element(q.area[d][pos[d]]).name + ",";
+      expected += "1\n";
+    }
+    ASSERT_EQ(csv, expected);
   }
 }
 
