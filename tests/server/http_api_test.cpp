@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <map>
+#include <regex>
 #include <random>
 
 #include "raw_connection.hpp"
@@ -134,6 +135,10 @@ TEST_F(HttpApiTest, CellAreaAggregatesAndExpandsLikePalo) {
                                  "application/json");
   ASSERT_TRUE(csv);
   EXPECT_EQ(csv->body, "Product,Year,sum(Sales)\nAll,Y,80\nAll,2024,50\nAll,2025,30\n");
+  // Where the server's time went, in the W3C Server-Timing form a browser's tools read.
+  const std::string timing = csv->get_header_value("Server-Timing");
+  EXPECT_TRUE(std::regex_match(timing, std::regex(R"(parse;dur=[0-9.]+, map;dur=[0-9.]+, engine;dur=[0-9.]+, write;dur=[0-9.]+)")))
+      << timing;
 
   r = post("/cell/area", json::parse(R"({"measure": "Sales", "area": {"Product": ["All"], "Year": "*"}, "expand": {"Product": "sideways"}})"));
   EXPECT_EQ(r.status, 400);
