@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <numeric>
 
@@ -185,14 +186,12 @@ AggregateState::AggregateState(const AggregateCall& call, const SourceText& sour
   const bool sum = call.function == AggregateFunction::Sum || call.function == AggregateFunction::Avg;
   const bool double_argument = call.argument && call.argument->type == SqlType::Double;
   double_sums_ = sum && double_argument;
-  int_sums_ = call.function == AggregateFunction::Sum && !double_argument;
-  wide_sums_ = call.function == AggregateFunction::Avg && !double_argument;
+  wide_sums_ = sum && !double_argument;
   best_values_ = call.function == AggregateFunction::Min || call.function == AggregateFunction::Max;
 }
 
 void AggregateState::add_group() {
   count_.push_back(0);
-  if (int_sums_) int_sum_.push_back(0);
   if (double_sums_) double_sum_.push_back(0);
   if (wide_sums_) wide_sum_.push_back(0);
   if (best_values_) best_.push_null();
@@ -202,7 +201,6 @@ void AggregateState::add_group() {
 void AggregateState::append_all(const std::vector<const AggregateState*>& parts,
                                 std::vector<std::function<void()>>& tasks) {
   add_concatenation(tasks, count_, parts, &AggregateState::count_);
-  add_concatenation(tasks, int_sum_, parts, &AggregateState::int_sum_);
   add_concatenation(tasks, double_sum_, parts, &AggregateState::double_sum_);
   add_concatenation(tasks, wide_sum_, parts, &AggregateState::wide_sum_);
   add_concatenation(tasks, distinct_, parts, &AggregateState::distinct_);
@@ -227,20 +225,15 @@ void AggregateState::update(std::uint32_t g, const ValueVector* arg, std::size_t
   switch (call_->function) {
     case AggregateFunction::Sum:
     case AggregateFunction::Avg:
-      if (double_sums_) {
-        double_sum_[g] += arg->doubles[i];
-      } else if (wide_sums_) {
-        wide_sum_[g] += arg->ints[i];
-      } else if (__builtin_add_overflow(int_sum_[g], arg->ints[i], &int_sum_[g])) {
-        source_->fail(call_->location, "bigint out of range (the integer sum overflows 64 bits)");
-      }
+      if (double_sums_) double_sum_[g] += arg->doubles[i];
+      else wide_sum_[g] += arg->ints[i];
       break;
     case AggregateFunction::Min:
     case AggregateFunction::Max:
       if (best_.is_null(g)) {
         best_.set_from(g, *arg, i);
       } else {
-        int c = compare_values(*arg, i, best_, g);
+        int c = compare_extremes(*arg, i, best_, g);
         if (call_->function == AggregateFunction::Min ? c < 0 : c > 0) best_.set_from(g, *arg, i);
       }
       break;
@@ -274,18 +267,18 @@ void AggregateState::update_rows(const std::vector<std::uint32_t>& groups, const
     }
     return;
   }
-  if (!call_->distinct && int_sums_) {  // SUM of integers: exact, an overflow is PostgreSQL's error
+  if (sum && !call_->distinct && wide_sums_) {  // of integers: exact in 128 bits, the range checked at the end
     for (std::size_t i = 0; i < n;) {
       const std::uint32_t g = groups[i];
-      std::int64_t count = count_[g], total = int_sum_[g];
+      std::int64_t count = count_[g];
+      __int128 total = wide_sum_[g];
       for (; i < n && groups[i] == g; ++i) {
         if (arg->nulls[i]) continue;
         ++count;
-        if (__builtin_add_overflow(total, arg->ints[i], &total))
-          source_->fail(call_->location, "bigint out of range (the integer sum overflows 64 bits)");
+        total += arg->ints[i];
       }
       count_[g] = count;
-      int_sum_[g] = total;
+      wide_sum_[g] = total;
     }
     return;
   }
@@ -313,9 +306,15 @@ ValueVector AggregateState::finish() const {
         out.push_int(call_->distinct ? static_cast<std::int64_t>(distinct_[g].size()) : count_[g]);
         break;
       case AggregateFunction::Sum:
-        if (count_[g] == 0) out.push_null();
-        else if (call_->result_type == SqlType::Double) out.push_double(double_sum_[g]);
-        else out.push_int(int_sum_[g]);
+        if (count_[g] == 0) {
+          out.push_null();
+        } else if (call_->result_type == SqlType::Double) {
+          out.push_double(double_sum_[g]);
+        } else {
+          if (wide_sum_[g] > std::numeric_limits<std::int64_t>::max() || wide_sum_[g] < std::numeric_limits<std::int64_t>::min())
+            source_->fail(call_->location, "bigint out of range (the integer sum leaves 64 bits)");
+          out.push_int(static_cast<std::int64_t>(wide_sum_[g]));
+        }
         break;
       case AggregateFunction::Avg:
         if (count_[g] == 0) out.push_null();
@@ -330,13 +329,10 @@ ValueVector AggregateState::finish() const {
 
 void AggregateState::merge(std::uint32_t g, const AggregateState& other, std::uint32_t og) {
   count_[g] += other.count_[og];
-  if (int_sums_ && __builtin_add_overflow(int_sum_[g], other.int_sum_[og], &int_sum_[g])) {
-    source_->fail(call_->location, "bigint out of range (the integer sum overflows 64 bits)");
-  }
   if (double_sums_) double_sum_[g] += other.double_sum_[og];
   if (wide_sums_) wide_sum_[g] += other.wide_sum_[og];
   if (best_values_ && !other.best_.is_null(og)) {
-    int c = best_.is_null(g) ? 0 : compare_values(other.best_, og, best_, g);
+    int c = best_.is_null(g) ? 0 : compare_extremes(other.best_, og, best_, g);
     if (best_.is_null(g) || (call_->function == AggregateFunction::Min ? c < 0 : c > 0)) best_.set_from(g, other.best_, og);
   }
   if (call_->distinct) distinct_[g].insert(other.distinct_[og].begin(), other.distinct_[og].end());

@@ -97,8 +97,8 @@ class JoinedRows {
 };
 
 // One aggregate's running state for every group: a count, and only the
-// state its function and argument type need (a double sum, an integer
-// sum, a 128-bit sum for AVG of integers, the best value for MIN/MAX, the
+// state its function and argument type need (a double sum, a 128-bit sum
+// for SUM and AVG of integers, the best value for MIN/MAX, the
 // distinct values), so that a group of SUM(double) holds 16 bytes, not 49.
 class AggregateState {
  public:
@@ -117,13 +117,17 @@ class AggregateState {
  private:
   const AggregateCall* call_;
   const SourceText* source_;
-  std::vector<std::int64_t> count_, int_sum_;
+  std::vector<std::int64_t> count_;
   std::vector<double> double_sum_;
-  std::vector<__int128> wide_sum_;  // AVG of integers: exact, as PostgreSQL's numeric
+  // SUM and AVG of integers: exact in 128 bits, as PostgreSQL's numeric. A
+  // SUM is checked against bigint's range once, at the end, so whether it
+  // fails does not depend on the order its rows are added in (as the GPU
+  // routes' sums, which add in no fixed order).
+  std::vector<__int128> wide_sum_;
   ValueVector best_;
   std::vector<std::unordered_set<std::string>> distinct_;
   // Which of the states above this aggregate keeps (count_ always).
-  bool double_sums_ = false, int_sums_ = false, wide_sums_ = false, best_values_ = false;
+  bool double_sums_ = false, wide_sums_ = false, best_values_ = false;
 };
 
 // The groups of the grouping sets: a hash table per set from the bytes of

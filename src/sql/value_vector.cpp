@@ -1,5 +1,6 @@
 #include "sql/value_vector.hpp"
 
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
@@ -135,6 +136,14 @@ int compare_values(const ValueVector& a, std::size_t i, const ValueVector& b, st
     return c < 0 ? -1 : (c > 0 ? 1 : 0);
   }
   return a.ints[i] < b.ints[j] ? -1 : (a.ints[i] > b.ints[j] ? 1 : 0);
+}
+
+int compare_extremes(const ValueVector& a, std::size_t i, const ValueVector& b, std::size_t j) {
+  const int c = compare_values(a, i, b, j);
+  if (c != 0 || a.type != SqlType::Double || b.type != SqlType::Double) return c;
+  const bool a_negative = std::signbit(a.doubles[i]), b_negative = std::signbit(b.doubles[j]);
+  if (a.doubles[i] != 0 || a_negative == b_negative) return 0;  // NaNs, or equal values
+  return a_negative ? -1 : 1;
 }
 
 bool same_group_value(const ValueVector& a, std::size_t i, const ValueVector& b, std::size_t j) {

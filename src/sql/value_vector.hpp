@@ -59,6 +59,10 @@ ValueVector gather_rows(const ValueVector& from, const std::vector<std::uint32_t
 // Three-way comparison of two non-NULL values of one type (Int64 and Double
 // may be mixed: compared as doubles, as PostgreSQL does).
 int compare_values(const ValueVector& a, std::size_t i, const ValueVector& b, std::size_t j);
+// compare_values with -0.0 below +0.0: the order MIN and MAX pick by, so
+// that which zero they answer does not depend on the order of the rows
+// (the GPU operators' order, groupby/aggregate_state.hpp).
+int compare_extremes(const ValueVector& a, std::size_t i, const ValueVector& b, std::size_t j);
 
 // Whether row i of a and row j of b (one type) are in one group: NULLs are,
 // -0.0 and 0.0 are, and every NaN is — the equality of append_key_bytes.
