@@ -2,6 +2,7 @@
 // The portable formats: schema and query JSON, facts and result CSV.
 // Every reader throws InputError naming the file, line or element at fault.
 #include <filesystem>
+#include <nlohmann/json_fwd.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -45,6 +46,8 @@ void write_facts_csv(const Schema& schema, const FactTable& facts, std::ostream&
 // ---- query JSON ----
 AreaQuery read_query_file(const Schema& schema, const std::filesystem::path& path);
 AreaQuery parse_query_json(const Schema& schema, const std::string& text, const std::string& where);
+// The same from a JSON value already parsed (the server's request body).
+AreaQuery parse_query_object(const Schema& schema, const nlohmann::json& doc, const std::string& where);
 
 // ---- an area's answer ----
 // CSV: the dimension names and "<aggregate>(<measure>)", then one row per

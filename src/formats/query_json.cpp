@@ -14,7 +14,10 @@ namespace gpuolap {
 using nlohmann::json;
 
 AreaQuery parse_query_json(const Schema& schema, const std::string& text, const std::string& where) {
-  const json doc = parse_json(text, where);
+  return parse_query_object(schema, parse_json(text, where), where);
+}
+
+AreaQuery parse_query_object(const Schema& schema, const json& doc, const std::string& where) {
   if (!doc.is_object()) throw InputError(fmt::format("{}: a query must be a JSON object", where));
   for (const auto& [key, _] : doc.items())
     if (key != "measure" && key != "aggregate" && key != "area")
@@ -61,10 +64,9 @@ AreaQuery parse_query_json(const Schema& schema, const std::string& text, const 
       if (!name.is_string())
         throw InputError(fmt::format("{}: area: dimension '{}': {} is not an element name", where,
                                      dim_name, name.dump()));
-      auto e = dim.find(name.get<std::string>());
-      if (!e)
-        throw InputError(fmt::format("{}: area: dimension '{}' has no element '{}'", where, dim_name,
-                                     name.get<std::string>()));
+      const std::string& text = name.get_ref<const std::string&>();
+      auto e = dim.find(text);
+      if (!e) throw InputError(fmt::format("{}: area: dimension '{}' has no element '{}'", where, dim_name, text));
       ids.push_back(*e);
     }
   }

@@ -40,7 +40,7 @@ AreaQuery parse_area_request(const Schema& schema, const json& body, const std::
     if (key == "expand" || std::find(extra_fields.begin(), extra_fields.end(), key) != extra_fields.end()) continue;
     query[key] = value;
   }
-  AreaQuery q = parse_query_json(schema, query.dump(-1, ' ', false, json::error_handler_t::replace), where);
+  AreaQuery q = parse_query_object(schema, query, where);
   const auto expand = body.find("expand");
   if (expand == body.end()) return q;
   if (!expand->is_object())
