@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 
+#include "answer_buffers.hpp"
 #include "api_error.hpp"
 #include "area_request.hpp"
 #include "gpuolap/elapsed.hpp"
@@ -289,7 +290,8 @@ json CubeApi::area(const json& request) const {
 
 CubeApi::AreaText CubeApi::area_text(const json& request, AnswerFormat format) const {
   const AreaAnswer a = answer_area(request);
-  AreaText text{{}, a.parse_ms, a.map_ms, a.engine_ms, 0};
+  // Built in memory an earlier answer left (answer_buffers.hpp).
+  AreaText text{AnswerBuffers::shared().take(), a.parse_ms, a.map_ms, a.engine_ms, 0};
   const auto start = SteadyClock::now();
   append_area_answer(text.body, service_.schema(), a.query, a.result, a.target_cells, format);
   text.write_ms = ms_since(start);

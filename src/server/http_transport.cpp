@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "answer_buffers.hpp"
 #include "gpuolap/error.hpp"
 
 namespace gpuolap::server {
@@ -292,6 +293,8 @@ class Connection : public std::enable_shared_from_this<Connection> {
     response_.keep_alive(!close);
     arm(options().request_timeout);
     http::async_write(socket_, response_, [self = shared_from_this(), close](error_code ec, size_t) {
+      // The answer's memory goes to the next large answer (answer_buffers.hpp).
+      AnswerBuffers::shared().give_back(std::move(self->response_.body()));
       if (ec) return self->close();
       if (close) return self->linger();
       self->wait_for_request();
