@@ -281,13 +281,6 @@ CubeApi::AreaAnswer CubeApi::answer_area(const json& request) const {
   return a;
 }
 
-json CubeApi::area(const json& request) const {
-  const AreaAnswer a = answer_area(request);
-  std::string text;
-  append_area_answer(text, service_.schema(), a.query, a.result, a.target_cells, AnswerFormat::json);
-  return json::parse(text);
-}
-
 CubeApi::AreaText CubeApi::area_text(const json& request, AnswerFormat format) const {
   const AreaAnswer a = answer_area(request);
   // Built in memory an earlier answer left (answer_buffers.hpp).

@@ -31,11 +31,10 @@ class CubeApi {
   nlohmann::json value(const nlohmann::json& request) const;
   // {"paths": [...], "measure"?, "aggregate"?}
   nlohmann::json values(const nlohmann::json& request) const;
-  // {"measure", "aggregate"?, "area", "expand"?}
-  nlohmann::json area(const nlohmann::json& request) const;
-  // The same answer as text, written straight from the result (the HTTP
-  // route: no JSON tree of the cells is built), with the time each step
-  // took, which the HTTP route sends as its Server-Timing header.
+  // {"measure", "aggregate"?, "area", "expand"?}: the answer as text, JSON
+  // or CSV, written straight from the result (no JSON tree of the cells is
+  // built), with the time each step took, which the HTTP route sends as
+  // its Server-Timing header.
   struct AreaText {
     std::string body;
     double parse_ms = 0, map_ms = 0, engine_ms = 0, write_ms = 0;

@@ -14,10 +14,9 @@ using nlohmann::json;
 
 namespace {
 
-json answer(CubeApi& api, const std::string& command, const std::string& arg, size_t line) {
-  const std::string where = fmt::format("line {}", line);
-  auto body = [&] { return parse_json(arg, fmt::format("{}: {}", where, command)); };
-  if (command == "query") return api.area(body());
+template <class Body>
+json answer_tree(CubeApi& api, const std::string& command, const std::string& arg, const std::string& where,
+                 const Body& body) {
   if (command == "value") {
     if (!arg.empty() && arg.front() == '{') return api.value(body());
     return api.value(json{{"path", arg}});
@@ -32,6 +31,21 @@ json answer(CubeApi& api, const std::string& command, const std::string& arg, si
   if (command == "info") return api.cube_info();
   if (command == "save") return api.save();
   throw InputError(fmt::format("{}: unknown command '{}' ({})", where, command, shell_commands()));
+}
+
+std::string one_line(const json& reply) { return reply.dump(-1, ' ', false, json::error_handler_t::replace); }
+
+// The answer to one command as one line of JSON. An area's is written
+// straight from its result (as the HTTP route's), with no JSON tree of
+// its cells: the same text a tree would dump, its keys in the same order.
+// `failed`: the answer is an error (an object with an "error" field).
+std::string answer(CubeApi& api, const std::string& command, const std::string& arg, size_t line, bool& failed) {
+  const std::string where = fmt::format("line {}", line);
+  auto body = [&] { return parse_json(arg, fmt::format("{}: {}", where, command)); };
+  if (command == "query") return api.area_text(body(), AnswerFormat::json).body;
+  const json tree = answer_tree(api, command, arg, where, body);
+  failed = tree.is_object() && tree.contains("error");
+  return one_line(tree);
 }
 
 }  // namespace
@@ -51,20 +65,25 @@ int run_shell(CubeApi& api, std::istream& in, std::ostream& out) {
                                                                         ? line.size()
                                                                         : line.find_first_not_of(" \t", space));
     if (command == "exit" || command == "quit") break;
-    json reply;
+    std::string reply;
+    bool failed = false;
     try {
-      reply = answer(api, command, arg, number);
+      reply = answer(api, command, arg, number, failed);
     } catch (const ApiError& e) {
-      reply = json{{"error", e.code()}, {"detail", e.what()}};
+      reply = one_line(json{{"error", e.code()}, {"detail", e.what()}});
+      failed = true;
     } catch (const olap::OverLimit& e) {
-      reply = json{{"error", e.code()}, {"detail", e.what()}};
+      reply = one_line(json{{"error", e.code()}, {"detail", e.what()}});
+      failed = true;
     } catch (const InputError& e) {
-      reply = json{{"error", "bad_request"}, {"detail", e.what()}};
+      reply = one_line(json{{"error", "bad_request"}, {"detail", e.what()}});
+      failed = true;
     } catch (const std::exception& e) {
-      reply = json{{"error", "internal"}, {"detail", e.what()}};
+      reply = one_line(json{{"error", "internal"}, {"detail", e.what()}});
+      failed = true;
     }
-    failures += reply.contains("error");
-    out << reply.dump(-1, ' ', false, json::error_handler_t::replace) << '\n' << std::flush;
+    failures += failed;
+    out << reply << '\n' << std::flush;
   }
   return failures;
 }
