@@ -4,7 +4,8 @@
 #                               `gpuolap serve --engine gpu` against the
 #                               engine's own time (bench/server/
 #                               thesis_through_server.py), JSON answers
-#                               (and CSV with ANSWERS_CSV=1); CUBES
+#                               (and CSV with ANSWERS_CSV=1; again under
+#                               GLIBC_TUNABLES=$ANSWERS_TUNABLES); CUBES
 #                               default biker:1,machines:1
 #   answers.sh cpu BIKER MACH   the command built; cpu-parallel against
 #                               DuckDB (the carried .whl) on every core
@@ -29,6 +30,12 @@ case "$mode" in
     python3 bench/server/thesis_through_server.py --bin build-gpu/src/gpuolap --cubes "$cubes" --engine gpu \
       --md "$out/server-json.md" 2> "$out/server-json.log"
     echo "json: exit $? at $SECONDS s"
+    if [ -n "${ANSWERS_TUNABLES:-}" ]; then  # again under other malloc settings, e.g. glibc.malloc.mmap_threshold=...
+      GLIBC_TUNABLES="$ANSWERS_TUNABLES" python3 bench/server/thesis_through_server.py --bin build-gpu/src/gpuolap \
+        --cubes "$cubes" --engine gpu --label "GLIBC_TUNABLES=$ANSWERS_TUNABLES" --md "$out/server-tunables.md" \
+        2> "$out/server-tunables.log"
+      echo "tunables: exit $? at $SECONDS s"
+    fi
     if [ "${ANSWERS_CSV:-0}" = 1 ]; then
       python3 bench/server/thesis_through_server.py --bin build-gpu/src/gpuolap --cubes "$cubes" --engine gpu \
         --format csv --md "$out/server-csv.md" 2> "$out/server-csv.log"

@@ -87,14 +87,22 @@ void append_area_answer(std::string& out, const Schema& schema, const AreaQuery&
   };
   // The cells are written through a cursor, a batch at a time, into room
   // made for the batch's cells at their longest: no growth check per piece.
+  // The buffer is reserved once for every cell at the names' mean lengths
+  // plus one batch at the longest, so that it is not grown (copied, and
+  // its new pages faulted in) on the way.
   // The number, and JSON's framing: ,{"path":[ and ],"value": and }.
-  size_t longest_cell = kLongestNumber + 24;
+  size_t longest_cell = kLongestNumber + 24, mean_cell = longest_cell;
   for (size_t d = 0; d < k; ++d) {
-    size_t longest = 0;
-    for (const std::string& n : names[d]) longest = std::max(longest, n.size());
+    size_t longest = 0, total = 0;
+    for (const std::string& n : names[d]) {
+      longest = std::max(longest, n.size());
+      total += n.size();
+    }
     longest_cell += longest + 1;
+    mean_cell += (names[d].empty() ? 0 : total / names[d].size()) + 1;
   }
   constexpr size_t kBatch = 256;
+  out.reserve(out.size() + result.targets.size() * mean_cell + kBatch * longest_cell + 512);
   const auto write_cells = [&](auto&& write_cell) {
     for (size_t first = 0; first < result.targets.size(); first += kBatch) {
       const size_t last = std::min(first + kBatch, result.targets.size());
