@@ -294,7 +294,8 @@ void AggregateState::update_rows(const std::vector<std::uint32_t>& groups, const
   for (std::size_t i = 0; i < n; ++i) update(groups[i], arg, i);
 }
 
-ValueVector AggregateState::finish() const {
+template <class Shown>
+ValueVector AggregateState::finish(const Shown& shown) const {
   const std::size_t groups = count_.size();
   if (call_->function == AggregateFunction::Min || call_->function == AggregateFunction::Max) return best_;
   ValueVector out(call_->result_type);
@@ -306,7 +307,7 @@ ValueVector AggregateState::finish() const {
         out.push_int(call_->distinct ? static_cast<std::int64_t>(distinct_[g].size()) : count_[g]);
         break;
       case AggregateFunction::Sum:
-        if (count_[g] == 0) {
+        if (count_[g] == 0 || !shown(g)) {
           out.push_null();
         } else if (call_->result_type == SqlType::Double) {
           out.push_double(double_sum_[g]);
@@ -754,7 +755,8 @@ void Groups::finish() {
     if (sets[s].empty() && !has_group[s]) find_or_add(s, "", std::vector<ValueVector>(keys.size()), 0);
   }
   finals.clear();
-  for (const auto& a : aggregates) finals.push_back(a.finish());
+  const auto shown = [&](std::size_t g) { return set_of[g] < visible_sets; };
+  for (const auto& a : aggregates) finals.push_back(a.finish(shown));
 }
 
 std::vector<std::uint32_t> Groups::visible_groups() const {

@@ -112,7 +112,12 @@ class AggregateState {
   void append_all(const std::vector<const AggregateState*>& parts, std::vector<std::function<void()>>& tasks);
   // Folds group `og` of `other` (the same aggregate) into group `g`.
   void merge(std::uint32_t g, const AggregateState& other, std::uint32_t og);
-  ValueVector finish() const;
+  // The final values, a row per group. `shown(g)` says whether group g is
+  // in the answer: a group of a set only derived from (the lattice's hidden
+  // finest set) gets NULL, and its integer sum is not range-checked, as no
+  // one reads it.
+  template <class Shown>
+  ValueVector finish(const Shown& shown) const;
 
  private:
   const AggregateCall* call_;
