@@ -57,17 +57,20 @@ def engine_times(binary, kind, scale, engine, repeat):
     return times
 
 
-def serve(binary, store, engine):
+def serve(binary, store, engine, log_path):
+    """Starts the server with its stderr in a file (a pipe left unread could
+    fill and stop it) and waits for its "listening on" line."""
+    log_file = open(log_path, "w")
     proc = subprocess.Popen([binary, "serve", "--cube", str(store), "--engine", engine, "--port", "0", "--max-cells",
-                             "100000000"], stderr=subprocess.PIPE, text=True)
+                             "100000000"], stderr=log_file)
     deadline = time.time() + 600
     while time.time() < deadline:
-        line = proc.stderr.readline()
-        if not line:
-            raise RuntimeError("gpuolap serve exited before listening")
-        m = re.search(r"listening on http://[0-9.]+:([0-9]+)", line)
+        m = re.search(r"listening on http://[0-9.]+:([0-9]+)", Path(log_path).read_text())
         if m:
             return proc, int(m.group(1))
+        if proc.poll() is not None:
+            raise RuntimeError("gpuolap serve exited before listening: " + Path(log_path).read_text()[-2000:])
+        time.sleep(0.05)
     raise RuntimeError("gpuolap serve did not listen within 600 s")
 
 
@@ -110,7 +113,7 @@ def main():
     ap.add_argument("--bin", default="build-gpu/src/gpuolap")
     ap.add_argument("--cubes", default="biker:1,machines:1")
     ap.add_argument("--engine", default="gpu")
-    ap.add_argument("--repeat", type=int, default=15)
+    ap.add_argument("--repeat", type=int, default=15, choices=range(1, 1001), metavar="1..1000")
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--format", choices=["json", "csv"], default="json")
     ap.add_argument("--work", default="/tmp/thesis-server")
@@ -128,12 +131,14 @@ def main():
                             "--out", str(store)], check=True, capture_output=True)
         log("engine times (gpuolap bench) for %s" % spec)
         engine = engine_times(args.bin, kind, scale, args.engine, args.repeat)
-        proc, port = serve(args.bin, store, args.engine)
+        proc, port = serve(args.bin, store, args.engine, str(Path(args.work) / "serve.log"))
         try:
             for q in QUERIES[kind]:
                 body = (store / "queries" / (q + ".json")).read_bytes()
                 median, worst, size, stages = client_times(port, body, args.warmup, args.repeat, args.format, proc.pid)
-                eng, map_ms = engine.get(q, (float("nan"), float("nan")))
+                if q not in engine:
+                    raise RuntimeError("gpuolap bench gave no %s time for %s" % (args.engine, q))
+                eng, map_ms = engine[q]
                 bound = eng + map_ms + 1.0 + size / 1e6  # 1 GB/s = 1e6 bytes per ms
                 rows.append((spec, q, eng, map_ms, median, worst, size, bound, stages))
                 log("%s %s: engine %.3f + map %.3f ms, through the server %.3f ms (%d bytes)" %

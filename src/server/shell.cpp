@@ -37,7 +37,9 @@ std::string one_line(const json& reply) { return reply.dump(-1, ' ', false, json
 
 // The answer to one command as one line of JSON. An area's is written
 // straight from its result (as the HTTP route's), with no JSON tree of
-// its cells: the same text a tree would dump, its keys in the same order.
+// its cells: the keys in the order a tree dumps them, each number the
+// shortest text of the same double (1e15 as 1000000000000000.0, where a
+// tree writes 1e+15).
 // `failed`: the answer is an error (an object with an "error" field).
 std::string answer(CubeApi& api, const std::string& command, const std::string& arg, size_t line, bool& failed) {
   const std::string where = fmt::format("line {}", line);

@@ -249,6 +249,14 @@ TEST(AreaAnswer, JsonAndCsvReadBackExactly) {
   std::string count_csv;
   append_area_answer(count_csv, s, counts, AreaResult{{2}, {7}}, 4, AnswerFormat::csv);
   EXPECT_EQ(count_csv, "Products,Years,count(Revenue)\n\"Bike, \"\"B\"\"\",2024,7\n");
+  // A sum past the largest double: null in JSON (which has no inf), as a
+  // JSON tree writes it; the text in CSV.
+  std::string inf_json;
+  append_area_answer(inf_json, s, q, AreaResult{{0}, {HUGE_VAL}}, 4, AnswerFormat::json);
+  EXPECT_TRUE(nlohmann::json::parse(inf_json)["cells"][0]["value"].is_null()) << inf_json;
+  std::string inf_csv;
+  append_area_answer(inf_csv, s, q, AreaResult{{0}, {-HUGE_VAL}}, 4, AnswerFormat::csv);
+  EXPECT_EQ(inf_csv, "Products,Years,sum(Revenue)\nBikes,2024,-inf\n");
   // Shortest text, read back exactly, for awkward doubles.
   std::mt19937_64 rng(5);
   for (int i = 0; i < 2000; ++i) {
