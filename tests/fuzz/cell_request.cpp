@@ -6,6 +6,7 @@
 // The writes are left out: they would change the cube from one input to the
 // next, and a crash found could not be replayed.
 #include <memory>
+#include <nlohmann/json.hpp>
 
 #include "formats/json_parse.hpp"
 #include "fuzz_input.hpp"
@@ -50,7 +51,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   answer([&] { api.value(body); });
   answer([&] { api.values(body); });
-  answer([&] { api.area(body); });
+  answer([&] {
+    // The answer is written as text straight from the result: its JSON form
+    // must read back as JSON (a parse error here is a finding), its CSV
+    // form must be written whole.
+    const std::string json_text = api.area_text(body, AnswerFormat::json).body;
+    (void)nlohmann::json::parse(json_text);
+    (void)api.area_text(body, AnswerFormat::csv);
+  });
   answer([&] { api.export_cells(body); });
   return 0;
 }
