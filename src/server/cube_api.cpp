@@ -269,25 +269,25 @@ CubeApi::AreaAnswer CubeApi::answer_area(const json& request) const {
   auto start = SteadyClock::now();
   AreaAnswer a{parse_area_request(schema, request, "cell/area"), {}, 0};
   olap::check_area_cells(a.query, limits_.max_cells);
-  a.parse_ms = ms_since(start);
+  a.steps.parse_ms = ms_since(start);
   start = SteadyClock::now();
   const AggregationMap map = service_.map(a.query);
   a.target_cells = map.target_count();
-  a.map_ms = ms_since(start);
+  a.steps.map_ms = ms_since(start);
   start = SteadyClock::now();
   const auto facts = service_.snapshot();
   a.result = service_.run(*facts, map, a.query);
-  a.engine_ms = ms_since(start);
+  a.steps.engine_ms = ms_since(start);
   return a;
 }
 
 CubeApi::AreaText CubeApi::area_text(const json& request, AnswerFormat format) const {
   const AreaAnswer a = answer_area(request);
   // Built in memory an earlier answer left (answer_buffers.hpp).
-  AreaText text{AnswerBuffers::shared().take(), a.parse_ms, a.map_ms, a.engine_ms, 0};
+  AreaText text{AnswerBuffers::shared().take(), a.steps};
   const auto start = SteadyClock::now();
   append_area_answer(text.body, service_.schema(), a.query, a.result, a.target_cells, format);
-  text.write_ms = ms_since(start);
+  text.steps.write_ms = ms_since(start);
   return text;
 }
 

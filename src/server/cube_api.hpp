@@ -35,9 +35,12 @@ class CubeApi {
   // or CSV, written straight from the result (no JSON tree of the cells is
   // built), with the time each step took, which the HTTP route sends as
   // its Server-Timing header.
+  struct AreaSteps {
+    double parse_ms = 0, map_ms = 0, engine_ms = 0, write_ms = 0;
+  };
   struct AreaText {
     std::string body;
-    double parse_ms = 0, map_ms = 0, engine_ms = 0, write_ms = 0;
+    AreaSteps steps;
   };
   AreaText area_text(const nlohmann::json& request, AnswerFormat format) const;
   // the area's fields plus "blocksize"?, "path"? (resume after), "condition"?, "base_only"?
@@ -53,7 +56,7 @@ class CubeApi {
     AreaQuery query;
     AreaResult result;
     uint64_t target_cells;
-    double parse_ms = 0, map_ms = 0, engine_ms = 0;
+    AreaSteps steps;  // all but write_ms
   };
   AreaAnswer answer_area(const nlohmann::json& request) const;
 

@@ -182,14 +182,14 @@ void HttpApi::add_cube_routes() {
       const json fields = request_fields(req);
       const double body_ms = ms_since(start);
       CubeApi::AreaText text = api.area_text(fields, csv ? AnswerFormat::csv : AnswerFormat::json);
-      text.parse_ms += body_ms;  // the body's JSON is part of reading the request
+      text.steps.parse_ms += body_ms;  // the body's JSON is part of reading the request
       HttpResponse res;
       res.set_content(std::move(text.body), csv ? "text/csv" : "application/json");
-      // Where the answer's time went (the W3C header a browser's tools show):
-      // the request parsed, the aggregation map, the engine, the answer written.
-      res.headers.emplace_back("Server-Timing",
-                               fmt::format("parse;dur={:.3f}, map;dur={:.3f}, engine;dur={:.3f}, write;dur={:.3f}",
-                                           text.parse_ms, text.map_ms, text.engine_ms, text.write_ms));
+      // Where the answer's time went: the request parsed, the aggregation
+      // map, the engine, the answer written.
+      const CubeApi::AreaSteps& t = text.steps;
+      res.headers.emplace_back("Server-Timing", server_timing({{"parse", t.parse_ms}, {"map", t.map_ms},
+                                                               {"engine", t.engine_ms}, {"write", t.write_ms}}));
       return res;
     });
   });
@@ -247,6 +247,8 @@ void HttpApi::add_htree_routes() {
       res.headers.emplace_back("X-HTree-Ms", fmt::format("{:.3f}", a.ms));
       res.headers.emplace_back("X-HTree-Stages-Ms",
                                fmt::format("parse={:.3f}; query={:.3f}; write={:.3f}", a.parse_ms, a.query_ms, a.write_ms));
+      res.headers.emplace_back("Server-Timing",
+                               server_timing({{"parse", a.parse_ms}, {"query", a.query_ms}, {"write", a.write_ms}}));
       return res;
     });
   });

@@ -1,6 +1,7 @@
 #include "http_message.hpp"
 
 #include <brotli/encode.h>
+#include <fmt/format.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -127,6 +128,12 @@ std::string percent_decode(const std::string& text, bool plus_is_space) {
     }
   }
   return out;
+}
+
+std::string server_timing(std::initializer_list<std::pair<const char*, double>> steps) {
+  std::string value;
+  for (const auto& [name, ms] : steps) value += fmt::format("{}{};dur={:.3f}", value.empty() ? "" : ", ", name, ms);
+  return value;
 }
 
 HttpResponse error_response(int status, const std::string& code, const std::string& detail) {

@@ -2,6 +2,7 @@
 // An HTTP request and response as the API's routes see them: plain values,
 // independent of the transport that read and will write them
 // (http_transport.hpp), so a route never touches a socket or a parser.
+#include <initializer_list>
 #include <string>
 #include <utility>
 #include <vector>
@@ -36,6 +37,10 @@ struct HttpResponse {
     content_type = std::move(type);
   }
 };
+
+// A Server-Timing header's value (the W3C form a browser's tools show):
+// "name;dur=ms, ..." for each step, in milliseconds.
+std::string server_timing(std::initializer_list<std::pair<const char*, double>> steps);
 
 // {"error": code, "detail": detail} with the status: the shape of every refusal.
 HttpResponse error_response(int status, const std::string& code, const std::string& detail);

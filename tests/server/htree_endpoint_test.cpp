@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <regex>
 #include <thread>
 
 #include "htree/durable_htree.hpp"
@@ -47,6 +48,12 @@ TEST_F(HTreeEndpoint, AnAppendedBatchIsSeenByTheNextQueryAndAfterARestart) {
   start();
   EXPECT_EQ(query("a,b\n*,*\n1,*\n*,7\n9,9\n").text, after.text);
   EXPECT_EQ(get("/server/info").body["htree"]["tuples"], 32);
+  // Its steps' times in the W3C form, as /cell/area's.
+  const auto timed = client_->Post("/htree/query", "a,b\n*,*\n", "text/csv");
+  ASSERT_TRUE(timed);
+  EXPECT_TRUE(std::regex_match(timed->get_header_value("Server-Timing"),
+                               std::regex(R"(parse;dur=[0-9.]+, query;dur=[0-9.]+, write;dur=[0-9.]+)")))
+      << timed->get_header_value("Server-Timing");
 }
 
 TEST_F(HTreeEndpoint, AppendsAndQueriesFromManyClientsAtOnce) {
