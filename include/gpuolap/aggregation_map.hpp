@@ -13,6 +13,8 @@
 #include <vector>
 
 #include "gpuolap/area_query.hpp"
+#include "gpuolap/exact_sum.hpp"
+#include "gpuolap/fact_table.hpp"
 #include "gpuolap/schema.hpp"
 
 namespace gpuolap {
@@ -22,6 +24,7 @@ struct DimensionMap {
   std::vector<uint32_t> positions;  // position in the dimension's list
   std::vector<double> weights;      // weight of the base under that element
   std::vector<uint64_t> relevant_prefix;  // bases < b with at least one target
+  ValueBits weight_bits;            // the binary range of `weights` (the sums' grid)
 
   std::span<const uint32_t> positions_of(uint32_t base) const {
     return {positions.data() + offsets[base], offsets[base + 1] - offsets[base]};
@@ -95,6 +98,13 @@ class AggregationMap {
       n *= dims_[d]->offsets[b + 1] - dims_[d]->offsets[b];
     }
     return n;
+  }
+  // The grid a SUM of this map's terms over `facts` is added on: from the
+  // measure's values and the walked dimensions' weights (exact_sum.hpp).
+  SumGrid sum_grid(const FactTable& facts, size_t measure) const {
+    ValueBits weights[kMaxDimensions];
+    for (size_t i = 0; i < walked_.size(); ++i) weights[i] = dims_[walked_[i]]->weight_bits;
+    return make_sum_grid(facts.value_bits(measure), std::span(weights, walked_.size()), facts.size());
   }
   // The same map with every weight replaced by its magnitude.
   AggregationMap with_absolute_weights() const;

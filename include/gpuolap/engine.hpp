@@ -9,31 +9,43 @@
 
 #include "gpuolap/aggregation_map.hpp"
 #include "gpuolap/area_query.hpp"
+#include "gpuolap/exact_sum.hpp"
 #include "gpuolap/fact_table.hpp"
 #include "gpuolap/gpu_options.hpp"
 
 namespace gpuolap {
 
-// What a target cell accumulates; every aggregate is derived from it.
+// What a target cell accumulates; every aggregate is derived from it. The
+// sum is exact on the query's grid (exact_sum.hpp), so it has the same bits
+// whatever order the contributions come in.
 struct CellAccumulator {
-  double sum = 0.0;
+  ExactSum sum;
   double min = std::numeric_limits<double>::infinity();
   double max = -std::numeric_limits<double>::infinity();
   uint64_t count = 0;
 
-  void add(double contribution) {
-    sum += contribution;
+  // Adds the contribution value × weight.
+  void add(double value, double weight, const SumGrid& g) {
+    sum.add_product(value, weight, g);
+    const double contribution = weight * value;
     if (contribution < min) min = contribution;
     if (contribution > max) max = contribution;
     ++count;
   }
+  // Adds a value of weight 1.
+  void add(double value, const SumGrid& g) {
+    sum.add(value, g);
+    if (value < min) min = value;
+    if (value > max) max = value;
+    ++count;
+  }
   void merge(const CellAccumulator& o) {
-    sum += o.sum;
+    sum.merge(o.sum);
     if (o.min < min) min = o.min;
     if (o.max > max) max = o.max;
     count += o.count;
   }
-  double finish(Aggregate a) const;
+  double finish(Aggregate a, const SumGrid& g) const;
 };
 
 // Named stage times of the last run, in milliseconds, in pipeline order.

@@ -15,6 +15,7 @@
 #include <span>
 #include <vector>
 
+#include "gpuolap/exact_sum.hpp"
 #include "gpuolap/key_codec.hpp"
 
 namespace gpuolap {
@@ -66,6 +67,8 @@ class FactTable {
   size_t dimension_count() const { return dims_; }
   std::span<const uint64_t> keys() const { return keys_; }
   std::span<const double> values(size_t measure) const { return values_[measure]; }
+  // The binary range of a measure's values (the grid its sums are added on).
+  const ValueBits& value_bits(size_t measure) const { return value_bits_[measure]; }
 
   size_t page_size() const { return page_size_; }
   size_t page_count() const { return (keys_.size() + page_size_ - 1) / page_size_; }
@@ -102,6 +105,7 @@ class FactTable {
   std::shared_ptr<const TableChanges> changes_;
   std::vector<uint64_t> keys_;
   std::vector<std::vector<double>> values_;
+  std::vector<ValueBits> value_bits_;
   size_t page_size_ = kDefaultPageSize;
   size_t dims_ = 0;
   std::vector<uint32_t> page_min_;

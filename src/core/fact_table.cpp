@@ -2,6 +2,7 @@
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <tbb/parallel_reduce.h>
 
 #include <algorithm>
 #include <atomic>
@@ -40,6 +41,17 @@ FactTable::FactTable(const KeyCodec& codec, std::vector<uint64_t> keys,
       }
     }
   });
+  for (const auto& column : values_)
+    value_bits_.push_back(tbb::parallel_reduce(
+        tbb::blocked_range<size_t>(0, column.size(), size_t{1} << 16), ValueBits{},
+        [&](const tbb::blocked_range<size_t>& r, ValueBits b) {
+          for (size_t i = r.begin(); i != r.end(); ++i) b.add(column[i]);
+          return b;
+        },
+        [](ValueBits a, const ValueBits& b) {
+          a.merge(b);
+          return a;
+        }));
 }
 
 void FactTable::renew_id() { id_ = next_table_id.fetch_add(1) + 1; }

@@ -32,6 +32,7 @@ DimensionMap build_dimension_map(const Dimension& dim, const std::vector<Element
       ++fill[b];
     }
   }
+  map.weight_bits = value_bits(map.weights);
   map.total = true;
   for (size_t b = 0; b < dim.base_count() && map.total; ++b)
     map.total = map.offsets[b + 1] == map.offsets[b] + 1 && map.positions[map.offsets[b]] == 0 &&

@@ -32,7 +32,9 @@ class CpuParallelEngine final : public Engine {
   std::string plan_;
 };
 
-// Turns accumulated cells, ascending by target, into a result.
-AreaResult finish_cells(const std::vector<std::pair<uint64_t, CellAccumulator>>& cells, Aggregate a);
+// Turns accumulated cells, ascending by target, into a result, the sums
+// rounded from the grid they were added on.
+AreaResult finish_cells(const std::vector<std::pair<uint64_t, CellAccumulator>>& cells, Aggregate a,
+                        const SumGrid& g);
 
 }  // namespace gpuolap

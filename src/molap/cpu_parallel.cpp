@@ -45,10 +45,10 @@ tbb::enumerable_thread_specific<Local> accumulate_pages(const FactTable& facts, 
 // pages' values, each times its cell's weight — the product of the walked
 // dimensions' one weight, 1 where every dimension is a total (the keys then
 // unread) — with only the fields the aggregate needs. Four sums side by side
-// break the chain of dependent adds; the pages are split the same way on
-// every run (parallel_deterministic_reduce), so the sum has the same bits
-// each time.
-AreaResult run_one_target(const FactTable& facts, const AggregationMap& map, const AreaQuery& query) {
+// break the chain of dependent adds; being exact, they have the same bits
+// however the pages are split among the threads.
+AreaResult run_one_target(const FactTable& facts, const AggregationMap& map, const AreaQuery& query,
+                          const SumGrid& grid) {
   const auto keys = facts.keys();
   const auto values = facts.values(query.measure);
   const bool extremes = query.aggregate == Aggregate::min || query.aggregate == Aggregate::max;
@@ -73,31 +73,34 @@ AreaResult run_one_target(const FactTable& facts, const AggregationMap& map, con
     if (extremes) {
       for (size_t i = begin; i != end; ++i) {
         const double w = !dims.empty() ? weight_of(keys[i]) : 1.0;
-        if (w != 0.0 && has_value(values[i])) acc.add(w * values[i]);
+        if (w != 0.0 && has_value(values[i])) acc.add(values[i], w, grid);
       }
       return;
     }
-    double sums[4] = {0, 0, 0, 0};
+    ExactSum sums[4];
     uint64_t counts[4] = {0, 0, 0, 0};
+    const auto add = [&](ExactSum& sum, uint64_t& count, size_t i) {
+      const double v = values[i];
+      if (!has_value(v)) return;
+      if (dims.empty()) {
+        sum.add(v, grid);
+      } else {
+        const double w = weight_of(keys[i]);
+        if (w == 0.0) return;
+        sum.add_product(v, w, grid);
+      }
+      ++count;
+    };
     size_t i = begin;
     for (; i + 4 <= end; i += 4)
-      for (size_t lane = 0; lane < 4; ++lane) {
-        const double v = values[i + lane];
-        const double w = !dims.empty() ? weight_of(keys[i + lane]) : 1.0;
-        const bool counted = w != 0.0 && has_value(v);
-        sums[lane] += counted ? w * v : 0.0;
-        counts[lane] += counted;
-      }
-    for (; i != end; ++i) {
-      const double w = !dims.empty() ? weight_of(keys[i]) : 1.0;
-      const bool counted = w != 0.0 && has_value(values[i]);
-      sums[0] += counted ? w * values[i] : 0.0;
-      counts[0] += counted;
+      for (size_t lane = 0; lane < 4; ++lane) add(sums[lane], counts[lane], i + lane);
+    for (; i != end; ++i) add(sums[0], counts[0], i);
+    for (size_t lane = 0; lane < 4; ++lane) {
+      acc.sum.merge(sums[lane]);
+      acc.count += counts[lane];
     }
-    acc.sum += (sums[0] + sums[1]) + (sums[2] + sums[3]);
-    acc.count += counts[0] + counts[1] + counts[2] + counts[3];
   };
-  CellAccumulator total = tbb::parallel_deterministic_reduce(
+  CellAccumulator total = tbb::parallel_reduce(
       tbb::blocked_range<size_t>(0, facts.page_count(), 4), CellAccumulator{},
       [&](const tbb::blocked_range<size_t>& pages, CellAccumulator acc) {
         for (size_t p = pages.begin(); p != pages.end(); ++p)
@@ -110,38 +113,17 @@ AreaResult run_one_target(const FactTable& facts, const AggregationMap& map, con
       });
   std::vector<std::pair<uint64_t, CellAccumulator>> cells;
   if (total.count > 0) cells.emplace_back(0, total);
-  return finish_cells(cells, query.aggregate);
+  return finish_cells(cells, query.aggregate, grid);
 }
 
 // Cache-aligned, so small arrays of different threads never share a line.
 using Cells = std::vector<CellAccumulator, tbb::cache_aligned_allocator<CellAccumulator>>;
 
-// Up to this many cells, the arrays are reduced in an order fixed by the
-// pages alone (parallel_deterministic_reduce over ranges of pages that
-// split the same way on every run and any number of threads): the sums
-// then have the same bits on every run. Larger arrays are kept one per
-// thread, merged in the order the threads come.
-constexpr size_t kDeterministicCells = size_t{1} << 16;
-
 // `accumulate(cells, begin, end)` over the relevant pages into an array
-// of `size` cells.
+// of `size` cells, one array per thread, merged in the order the threads
+// come (the sums are exact, so the order changes no bit).
 template <typename Accumulate>
 Cells accumulate_cells(const FactTable& facts, const AggregationMap& map, size_t size, Accumulate accumulate) {
-  if (size <= kDeterministicCells) {
-    // About 64 leaf ranges: each takes an array of its own.
-    const size_t grain = std::max<size_t>(1, facts.page_count() / 64);
-    return tbb::parallel_deterministic_reduce(
-        tbb::blocked_range<size_t>(0, facts.page_count(), grain), Cells(size),
-        [&](const tbb::blocked_range<size_t>& pages, Cells acc) {
-          for (size_t p = pages.begin(); p != pages.end(); ++p)
-            if (page_may_be_relevant(facts, map, p)) accumulate(acc, facts.page_begin(p), facts.page_end(p));
-          return acc;
-        },
-        [](Cells a, const Cells& b) {
-          for (size_t t = 0; t < a.size(); ++t) a[t].merge(b[t]);
-          return a;
-        });
-  }
   auto locals = accumulate_pages<Cells>(facts, map, [&] { return Cells(size); }, accumulate);
   // Combine thread-local arrays, in parallel over cells.
   Cells total(size);
@@ -152,7 +134,8 @@ Cells accumulate_cells(const FactTable& facts, const AggregationMap& map, size_t
   return total;
 }
 
-AreaResult run_dense(const FactTable& facts, const AggregationMap& map, const AreaQuery& query) {
+AreaResult run_dense(const FactTable& facts, const AggregationMap& map, const AreaQuery& query,
+                     const SumGrid& grid) {
   const auto keys = facts.keys();
   const auto values = facts.values(query.measure);
   const size_t n_targets = map.target_count();
@@ -160,16 +143,17 @@ AreaResult run_dense(const FactTable& facts, const AggregationMap& map, const Ar
     for (size_t i = begin; i < end; ++i) {
       const double v = values[i];
       if (!has_value(v)) continue;
-      map.for_each_target(keys[i], [&](uint64_t t, double w) { acc[t].add(w * v); });
+      map.for_each_target(keys[i], [&](uint64_t t, double w) { acc[t].add(v, w, grid); });
     }
   });
   std::vector<std::pair<uint64_t, CellAccumulator>> cells;
   for (size_t t = 0; t < n_targets; ++t)
     if (total[t].count > 0) cells.emplace_back(t, total[t]);
-  return finish_cells(cells, query.aggregate);
+  return finish_cells(cells, query.aggregate, grid);
 }
 
-AreaResult run_hashed(const FactTable& facts, const AggregationMap& map, const AreaQuery& query) {
+AreaResult run_hashed(const FactTable& facts, const AggregationMap& map, const AreaQuery& query,
+                      const SumGrid& grid) {
   using Local = std::unordered_map<uint64_t, CellAccumulator>;
   const auto keys = facts.keys();
   const auto values = facts.values(query.measure);
@@ -179,7 +163,7 @@ AreaResult run_hashed(const FactTable& facts, const AggregationMap& map, const A
         for (size_t i = begin; i < end; ++i) {
           const double v = values[i];
           if (!has_value(v)) continue;
-          map.for_each_target(keys[i], [&](uint64_t t, double w) { acc[t].add(w * v); });
+          map.for_each_target(keys[i], [&](uint64_t t, double w) { acc[t].add(v, w, grid); });
         }
       });
   Local total;
@@ -192,7 +176,7 @@ AreaResult run_hashed(const FactTable& facts, const AggregationMap& map, const A
   }
   std::vector<std::pair<uint64_t, CellAccumulator>> cells(total.begin(), total.end());
   tbb::parallel_sort(cells.begin(), cells.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  return finish_cells(cells, query.aggregate);
+  return finish_cells(cells, query.aggregate, grid);
 }
 
 // Two-phase aggregation, as the gpu engine does it
@@ -202,7 +186,7 @@ AreaResult run_hashed(const FactTable& facts, const AggregationMap& map, const A
 // target) — w·Σv, the count, w·min or w·max (swapped for a negative w).
 // Walking every target of every fact cost B2 17.9 updates per fact.
 AreaResult run_two_phase(const FactTable& facts, const AggregationMap& map, const AreaQuery& query,
-                         const gpu::TargetClasses& classes) {
+                         const gpu::TargetClasses& classes, const SumGrid& grid) {
   // A class tuple's raw values, before any weight: `raw` below.
   const auto keys = facts.keys();
   const auto values = facts.values(query.measure);
@@ -231,7 +215,7 @@ AreaResult run_two_phase(const FactTable& facts, const AggregationMap& map, cons
             }
             tuple += uint64_t{c} * classes.strides[d];
           }
-          if (relevant) acc[tuple].add(v);
+          if (relevant) acc[tuple].add(v, grid);
         }
       });
   // Phase 2, on this thread: the tuples are few (at most 2^22), and their
@@ -262,7 +246,7 @@ AreaResult run_two_phase(const FactTable& facts, const AggregationMap& map, cons
         w *= weights[d][at[d]];
       }
       CellAccumulator& acc = dense ? dense_cells[target] : sparse_cells[target];
-      acc.sum += w * cell.sum;
+      acc.sum.add_scaled(cell.sum, w, grid);
       acc.count += cell.count;
       const double low = w > 0 ? w * cell.min : w * cell.max;
       const double high = w > 0 ? w * cell.max : w * cell.min;
@@ -281,33 +265,35 @@ AreaResult run_two_phase(const FactTable& facts, const AggregationMap& map, cons
     cells.assign(sparse_cells.begin(), sparse_cells.end());
     tbb::parallel_sort(cells.begin(), cells.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   }
-  return finish_cells(cells, query.aggregate);
+  return finish_cells(cells, query.aggregate, grid);
 }
 
 }  // namespace
 
 AreaResult CpuParallelEngine::run(const FactTable& facts, const AggregationMap& map,
                                   const AreaQuery& query) {
+  const SumGrid grid = map.sum_grid(facts, query.measure);
   // Two phases where the gpu engine would take them: the direct map gives
   // some base more than one target, and the class tuples are few beside
-  // the facts (a quarter of them, at most 2^22).
-  if (!gpu::direct_map_is_lean(map)) {
+  // the facts (a quarter of them, at most 2^22). Not where the sums' grid
+  // rounds the terms: a tuple's sum would be rounded apart from its facts'.
+  if (!gpu::direct_map_is_lean(map) && grid.exact) {
     const uint64_t max_cells = std::min<uint64_t>(uint64_t{1} << 22, std::max<uint64_t>(1024, facts.size() / 4));
     const gpu::TargetClasses classes = gpu::target_classes(map, max_cells);
     if (classes.cells > 0) {
       plan_ = "two-phase: " + std::to_string(classes.cells) + " class tuples, then expanded to the targets";
-      return run_two_phase(facts, map, query, classes);
+      return run_two_phase(facts, map, query, classes, grid);
     }
   }
   if (map.target_count() == 1) {
     plan_ = !map.walked().empty() ? "one target: a reduction over the values times their cells' weights"
                                     : "every dimension a weight-1 total: one reduction over the values";
-    return run_one_target(facts, map, query);
+    return run_one_target(facts, map, query, grid);
   }
   plan_ = map.target_count() <= kDenseTargetLimit ? "direct, a dense array of the targets per thread"
                                                   : "direct, a hash map of the targets per thread";
-  if (map.target_count() <= kDenseTargetLimit) return run_dense(facts, map, query);
-  return run_hashed(facts, map, query);
+  if (map.target_count() <= kDenseTargetLimit) return run_dense(facts, map, query, grid);
+  return run_hashed(facts, map, query, grid);
 }
 
 }  // namespace gpuolap

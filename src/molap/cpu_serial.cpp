@@ -5,24 +5,25 @@
 
 namespace gpuolap {
 
-double CellAccumulator::finish(Aggregate a) const {
+double CellAccumulator::finish(Aggregate a, const SumGrid& g) const {
   switch (a) {
-    case Aggregate::sum: return sum;
+    case Aggregate::sum: return sum.to_double(g);
     case Aggregate::count: return static_cast<double>(count);
-    case Aggregate::avg: return sum / static_cast<double>(count);
+    case Aggregate::avg: return sum.to_double(g) / static_cast<double>(count);
     case Aggregate::min: return min;
     case Aggregate::max: return max;
   }
-  return sum;
+  return sum.to_double(g);
 }
 
-AreaResult finish_cells(const std::vector<std::pair<uint64_t, CellAccumulator>>& cells, Aggregate a) {
+AreaResult finish_cells(const std::vector<std::pair<uint64_t, CellAccumulator>>& cells, Aggregate a,
+                        const SumGrid& g) {
   AreaResult result;
   result.targets.reserve(cells.size());
   result.values.reserve(cells.size());
   for (const auto& [target, acc] : cells) {
     result.targets.push_back(target);
-    result.values.push_back(acc.finish(a));
+    result.values.push_back(acc.finish(a, g));
   }
   return result;
 }
@@ -34,14 +35,15 @@ AreaResult CpuSerialEngine::run(const FactTable& facts, const AggregationMap& ma
   std::unordered_map<uint64_t, CellAccumulator> targets;
   const auto keys = facts.keys();
   const auto values = facts.values(query.measure);
+  const SumGrid grid = map.sum_grid(facts, query.measure);
   for (size_t i = 0; i < keys.size(); ++i) {
     const double v = values[i];
     if (!has_value(v)) continue;
-    map.for_each_target(keys[i], [&](uint64_t target, double weight) { targets[target].add(weight * v); });
+    map.for_each_target(keys[i], [&](uint64_t target, double weight) { targets[target].add(v, weight, grid); });
   }
   std::vector<std::pair<uint64_t, CellAccumulator>> cells(targets.begin(), targets.end());
   std::sort(cells.begin(), cells.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  return finish_cells(cells, query.aggregate);
+  return finish_cells(cells, query.aggregate, grid);
 }
 
 }  // namespace gpuolap

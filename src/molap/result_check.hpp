@@ -1,7 +1,9 @@
 #pragma once
 // Comparing engines' answers, by the house rule: the same non-empty cells;
 // counts, mins and maxes exactly; sums and averages within 1e-9 of the sum of
-// |contributions| of the cell (engines may add in different orders).
+// |contributions| of the cell. The CPU engines' sums are exact (exact_sum.hpp)
+// and equal to the bit (their tests say so); the gpu engine still adds
+// doubles in an order of its own atomics.
 #include <string>
 
 #include "gpuolap/aggregation_map.hpp"
