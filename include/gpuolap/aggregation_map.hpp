@@ -106,8 +106,6 @@ class AggregationMap {
     for (size_t i = 0; i < walked_.size(); ++i) weights[i] = dims_[walked_[i]]->weight_bits;
     return make_sum_grid(facts.value_bits(measure), std::span(weights, walked_.size()), facts.size());
   }
-  // The same map with every weight replaced by its magnitude.
-  AggregationMap with_absolute_weights() const;
 
   // Visits every target of a cell key with its weight (the product of the
   // dimensions' weights, multiplied in dimension order so every engine gets

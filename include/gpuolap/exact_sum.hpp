@@ -32,6 +32,16 @@
 #include <cstdint>
 #include <span>
 
+#if defined(__CUDACC__)
+#define GPUOLAP_HOST_DEVICE __host__ __device__
+#else
+#define GPUOLAP_HOST_DEVICE
+#endif
+#if !defined(__CUDA_ARCH__)
+#include <bit>
+#include <cmath>
+#endif
+
 namespace gpuolap {
 
 // The binary range of some doubles: |x| < 2^top, and every x is a multiple
@@ -50,64 +60,247 @@ ValueBits value_bits(std::span<const double> values);
 
 // The grid a query's sums are added on (see above).
 struct SumGrid {
-  int low = 0;        // the unit is 2^low
-  bool exact = true;  // every term lies on the grid: the sum is exactly rounded
+  int low = 0;         // the unit is 2^low
+  bool exact = true;   // every term lies on the grid: the sum is exactly rounded
   double scale = 1.0;  // 2^-low, NaN where that is no normal double
+  int top = 0;         // every term is below 2^top (above 1024 a product may overflow)
 };
 // The grid for terms value × weight, the weight a product of one factor
 // from each of `weights`, at most `terms` of them in a sum.
 SumGrid make_sum_grid(const ValueBits& values, std::span<const ValueBits> weights, uint64_t terms);
 
+// The arithmetic both the host and the device use (plain bit operations, so
+// the two round alike).
+namespace exact_detail {
+
+GPUOLAP_HOST_DEVICE inline uint64_t bits_of(double x) {
+#if defined(__CUDA_ARCH__)
+  return static_cast<uint64_t>(__double_as_longlong(x));
+#else
+  return std::bit_cast<uint64_t>(x);
+#endif
+}
+GPUOLAP_HOST_DEVICE inline double from_bits(uint64_t b) {
+#if defined(__CUDA_ARCH__)
+  return __longlong_as_double(static_cast<long long>(b));
+#else
+  return std::bit_cast<double>(b);
+#endif
+}
+GPUOLAP_HOST_DEVICE inline int leading_zeros(uint64_t x) {
+#if defined(__CUDA_ARCH__)
+  return __clzll(static_cast<long long>(x));
+#else
+  return std::countl_zero(x);
+#endif
+}
+// m · 2^e for an integer m below 2^53 (exact where the result is a normal
+// double or m is a multiple of what a subnormal keeps).
+GPUOLAP_HOST_DEVICE inline double scaled(uint64_t m, int e) {
+#if defined(__CUDA_ARCH__)
+  return ::scalbn(static_cast<double>(m), e);
+#else
+  return std::ldexp(static_cast<double>(m), e);
+#endif
+}
+GPUOLAP_HOST_DEVICE inline double product(double v, double w) {
+#if defined(__CUDA_ARCH__)
+  return __dmul_rn(v, w);
+#else
+  return v * w;
+#endif
+}
+// v·w - fl(v·w), exact (an FMA rounds once).
+GPUOLAP_HOST_DEVICE inline double product_error(double v, double w, double p) {
+#if defined(__CUDA_ARCH__)
+  return __fma_rn(v, w, -p);
+#else
+  return std::fma(v, w, -p);
+#endif
+}
+GPUOLAP_HOST_DEVICE inline bool finite(double x) { return ((bits_of(x) >> 52) & 0x7ff) != 0x7ff; }
+
+// A 192-bit two's-complement integer, least significant word first.
+GPUOLAP_HOST_DEVICE inline void negate(uint64_t (&x)[3]) {
+  x[0] = ~x[0];
+  x[1] = ~x[1];
+  x[2] = ~x[2];
+  if (++x[0] == 0 && ++x[1] == 0) ++x[2];
+}
+GPUOLAP_HOST_DEVICE inline void add_to(uint64_t (&x)[3], const uint64_t (&y)[3], uint64_t carry_in = 0) {
+  const uint64_t t0 = x[0] + y[0];
+  const uint64_t s0 = t0 + carry_in;
+  const uint64_t c0 = (t0 < x[0]) + (s0 < t0);
+  const uint64_t t1 = x[1] + y[1];
+  const uint64_t s1 = t1 + c0;
+  const uint64_t c1 = (t1 < x[1]) + (s1 < t1);
+  x[0] = s0;
+  x[1] = s1;
+  x[2] += y[2] + c1;
+}
+GPUOLAP_HOST_DEVICE inline bool bit_set(const uint64_t (&x)[3], int i) { return i < 192 && ((x[i / 64] >> (i % 64)) & 1) != 0; }
+GPUOLAP_HOST_DEVICE inline bool any_below(const uint64_t (&x)[3], int i) {
+  for (int w = 0; w < 3 && i > 0; ++w, i -= 64) {
+    const uint64_t mask = i >= 64 ? ~uint64_t{0} : (uint64_t{1} << i) - 1;
+    if (x[w] & mask) return true;
+  }
+  return false;
+}
+// Bits [k, k + 64) of x (k >= 0).
+GPUOLAP_HOST_DEVICE inline uint64_t bits_from(const uint64_t (&x)[3], int k) {
+  const int w = k / 64, b = k % 64;
+  if (w >= 3) return 0;
+  uint64_t r = x[w] >> b;
+  if (b != 0 && w + 1 < 3) r |= x[w + 1] << (64 - b);
+  return r;
+}
+GPUOLAP_HOST_DEVICE inline int highest_bit(const uint64_t (&x)[3]) {
+  for (int w = 2; w >= 0; --w)
+    if (x[w]) return 64 * w + 63 - leading_zeros(x[w]);
+  return -1;
+}
+
+}  // namespace exact_detail
+
+// A sum of terms on a grid: a 192-bit two's-complement count of units.
 class ExactSum {
  public:
   // Adds x (rounded to the grid first when the grid is not exact).
-  void add(double x, const SumGrid& g) {
-    if (x == 0.0) return;
-    // Fast path: x / 2^low is an integer below 2^63 (the scaling by a power
-    // of two is exact).
-    const double scaled = scale_to_grid(x, g);
-    if (scaled > -0x1p63 && scaled < 0x1p63 && scaled == static_cast<double>(static_cast<int64_t>(scaled))) {
-      add_integer(static_cast<int64_t>(scaled));
+  GPUOLAP_HOST_DEVICE void add(double x, const SumGrid& g) {
+    // Fast path, without branches on the data: a normal x on the grid, its
+    // mantissa shifted into place and negated as two's complement.
+    const uint64_t bits = exact_detail::bits_of(x);
+    const int field = static_cast<int>((bits >> 52) & 0x7ff);
+    const int shift = field - 1075 - g.low;
+    if (field == 0 || field == 0x7ff || shift < 0 || shift > 191 - 53) {
+      add_slow(x, g);  // zero, subnormal, inf or NaN, or below the grid
       return;
     }
-    add_slow(x, g);
+    const uint64_t m = (bits & ((uint64_t{1} << 52) - 1)) | (uint64_t{1} << 52);
+    const int w = shift >> 6, b = shift & 63;
+    const uint64_t low = m << b;
+    const uint64_t high = (m >> 1) >> (63 - b);  // m >> (64 - b), 0 when b is 0
+    const uint64_t negative = uint64_t{0} - (bits >> 63);  // all ones when x < 0
+    const uint64_t t[3] = {(w == 0 ? low : 0) ^ negative,
+                           (w == 0 ? high : w == 1 ? low : 0) ^ negative,
+                           (w == 1 ? high : w == 2 ? low : 0) ^ negative};
+    exact_detail::add_to(words_, t, bits >> 63);  // ~t + 1 = -t
   }
-  // Adds v·w exactly (two terms: the rounded product and its error).
-  void add_product(double v, double w, const SumGrid& g);
-  // Adds s·w exactly: s's value cut into doubles, each times w exactly.
-  void add_scaled(const ExactSum& s, double w, const SumGrid& g);
-  void merge(const ExactSum& o) {
-    unsigned __int128 lo = static_cast<unsigned __int128>(words_[0]) + o.words_[0];
-    words_[0] = static_cast<uint64_t>(lo);
-    lo = (lo >> 64) + words_[1] + o.words_[1];
-    words_[1] = static_cast<uint64_t>(lo);
-    words_[2] += o.words_[2] + static_cast<uint64_t>(lo >> 64);
+  // Adds v·w exactly (two terms: the rounded product and its error, which a
+  // weight that is a power of two, as most are, never leaves).
+  GPUOLAP_HOST_DEVICE void add_product(double v, double w, const SumGrid& g) {
+    const double p = exact_detail::product(v, w);
+    add(p, g);
+    const uint64_t field = (exact_detail::bits_of(p) >> 52) & 0x7ff;
+    if (field == 0x7ff) return;
+    if ((exact_detail::bits_of(w) & ((uint64_t{1} << 52) - 1)) == 0 && field != 0) return;
+    const double e = exact_detail::product_error(v, w, p);
+    if (e != 0.0) add(e, g);
+  }
+  // Adds s·w exactly: s's value cut into doubles of at most 53 bits, each
+  // times w exactly.
+  GPUOLAP_HOST_DEVICE void add_scaled(const ExactSum& s, double w, const SumGrid& g) {
+    if (w == 1.0) {
+      merge(s);
+      return;
+    }
+    if (s.specials_) {
+      uint8_t sp = s.specials_;
+      if (w < 0) sp = static_cast<uint8_t>((sp & 4) | ((sp & 1) << 1) | ((sp & 2) >> 1));
+      specials_ |= sp;
+    }
+    uint64_t x[3] = {s.words_[0], s.words_[1], s.words_[2]};
+    const bool negative = (x[2] >> 63) != 0;
+    if (negative) exact_detail::negate(x);
+    for (int h = exact_detail::highest_bit(x); h >= 0;) {
+      const int b = h >= 52 ? h - 52 : 0;
+      const uint64_t piece = exact_detail::bits_from(x, b) & ((uint64_t{1} << (h - b + 1)) - 1);
+      const double value = exact_detail::scaled(piece, g.low + b);
+      add_product(negative ? -value : value, w, g);
+      int next = b - 1;  // the next set bit below this piece
+      while (next >= 0 && !exact_detail::bit_set(x, next)) --next;
+      h = next;
+    }
+  }
+  GPUOLAP_HOST_DEVICE void merge(const ExactSum& o) {
+    exact_detail::add_to(words_, o.words_);
     specials_ |= o.specials_;
   }
   // The sum rounded to the nearest double (ties to even); +0.0 when zero.
-  double to_double(const SumGrid& g) const;
-  bool is_zero() const { return words_[0] == 0 && words_[1] == 0 && words_[2] == 0 && specials_ == 0; }
-  // The two's-complement words, least significant first (for tests and
-  // for device results read back).
-  const uint64_t* words() const { return words_; }
-  static ExactSum from_words(uint64_t w0, uint64_t w1, uint64_t w2);
+  GPUOLAP_HOST_DEVICE double to_double(const SumGrid& g) const {
+    if (specials_) {
+      if ((specials_ & 4) || specials_ == 3) return exact_detail::from_bits(0x7ff8000000000000ull);  // NaN
+      return exact_detail::from_bits(specials_ == 1 ? 0x7ff0000000000000ull : 0xfff0000000000000ull);
+    }
+    uint64_t x[3] = {words_[0], words_[1], words_[2]};
+    const bool negative = (x[2] >> 63) != 0;
+    if (negative) exact_detail::negate(x);
+    const int h = exact_detail::highest_bit(x);
+    if (h < 0) return 0.0;
+    // 53 bits of precision, fewer where the result is subnormal.
+    const int exponent = g.low + h;  // of the top bit
+    const int precision = exponent >= -1022 ? 53 : 53 - (-1022 - exponent);
+    const int drop = h + 1 - precision;
+    double magnitude;
+    if (drop <= 0) {
+      magnitude = exact_detail::scaled(x[0], g.low);
+    } else {
+      uint64_t q = precision > 0 ? exact_detail::bits_from(x, drop) & ((uint64_t{1} << precision) - 1) : 0;
+      const bool half = exact_detail::bit_set(x, drop - 1);
+      const bool sticky = exact_detail::any_below(x, drop - 1);
+      if (half && (sticky || (q & 1))) ++q;
+      magnitude = exact_detail::scaled(q, g.low + drop);
+    }
+    return negative ? -magnitude : magnitude;
+  }
+  GPUOLAP_HOST_DEVICE bool is_zero() const { return words_[0] == 0 && words_[1] == 0 && words_[2] == 0 && specials_ == 0; }
+  // The two's-complement words, least significant first (a device store
+  // keeps them apart; the host merges a device's words).
+  GPUOLAP_HOST_DEVICE uint64_t word(int k) const { return words_[k]; }
+  GPUOLAP_HOST_DEVICE const uint64_t* words() const { return words_; }
+  GPUOLAP_HOST_DEVICE static ExactSum from_words(uint64_t w0, uint64_t w1, uint64_t w2) {
+    ExactSum s;
+    s.words_[0] = w0;
+    s.words_[1] = w1;
+    s.words_[2] = w2;
+    return s;
+  }
 
  private:
-  // x / 2^low, exact unless it overflows (a NaN scale fails the fast path).
-  static double scale_to_grid(double x, const SumGrid& g) { return x * g.scale; }
-  void add_integer(int64_t x) {
-    const uint64_t ext = x < 0 ? ~uint64_t{0} : 0;
-    unsigned __int128 lo = static_cast<unsigned __int128>(words_[0]) + static_cast<uint64_t>(x);
-    words_[0] = static_cast<uint64_t>(lo);
-    lo = (lo >> 64) + words_[1] + ext;
-    words_[1] = static_cast<uint64_t>(lo);
-    words_[2] += ext + static_cast<uint64_t>(lo >> 64);
+  GPUOLAP_HOST_DEVICE void add_slow(double x, const SumGrid& g) {
+    const uint64_t bits = exact_detail::bits_of(x);
+    const int field = static_cast<int>((bits >> 52) & 0x7ff);
+    const uint64_t fraction = bits & ((uint64_t{1} << 52) - 1);
+    const bool negative = (bits >> 63) != 0;
+    if (field == 0x7ff) {
+      specials_ |= fraction ? 4 : (negative ? 2 : 1);
+      return;
+    }
+    uint64_t m = field ? fraction | (uint64_t{1} << 52) : fraction;
+    int shift = (field ? field - 1075 : -1074) - g.low;
+    if (shift < 0) {
+      // Below the grid: round to nearest, ties to even.
+      const int drop = -shift;
+      if (drop > 54) return;  // under half a unit
+      const uint64_t q = m >> drop;
+      const uint64_t rest = m & ((uint64_t{1} << drop) - 1);
+      const uint64_t half = uint64_t{1} << (drop - 1);
+      m = q + ((rest > half || (rest == half && (q & 1))) ? 1 : 0);
+      shift = 0;
+      if (m == 0) return;
+    }
+    // The grid holds every term (make_sum_grid): shift + 53 <= 191.
+    uint64_t t[3] = {0, 0, 0};
+    const int w = shift / 64, b = shift % 64;
+    if (w < 3) t[w] = m << b;
+    if (b != 0 && w + 1 < 3) t[w + 1] = m >> (64 - b);
+    if (negative) exact_detail::negate(t);
+    exact_detail::add_to(words_, t);
   }
-  void add_slow(double x, const SumGrid& g);
 
   uint64_t words_[3] = {0, 0, 0};
-  // Infinities and NaNs among the terms (values are finite; weights whose
-  // product overflows are not): bit 0 +inf, bit 1 -inf, bit 2 NaN.
+  // Infinities and NaNs among the terms (values are finite; a product of
+  // weights and a value may not be): bit 0 +inf, bit 1 -inf, bit 2 NaN.
   uint8_t specials_ = 0;
 };
 

@@ -236,7 +236,7 @@ int run_bench(const BenchOptions& o) {
       const double floor_ms =
           bandwidth > 0 ? 1e3 * (8.0 * static_cast<double>(cube.facts.size()) + 8.0 * static_cast<double>(shape.relevant)) / bandwidth
                         : 0.0;
-      AreaResult reference, magnitudes;
+      AreaResult reference;
       std::optional<size_t> reference_row;
       // The first gpu row is the engine as asked (auto, unless knobs were
       // given); its regret is its time over the fastest gpu row's.
@@ -283,16 +283,8 @@ int run_bench(const BenchOptions& o) {
           reference_row = e;
           reference = result;
         } else {
-          // Exactly equal needs no tolerance; the magnitudes the tolerance
-          // comes from take a pass of cpu-parallel over every fact, so they
-          // are computed only where they can help: sums (and averages) of
-          // the same targets that differ.
-          difference = compare_results(reference, result, query.aggregate, magnitudes);
-          const bool tolerant = query.aggregate == Aggregate::sum || query.aggregate == Aggregate::avg;
-          if (!difference.empty() && tolerant && magnitudes.targets.empty() && result.targets == reference.targets) {
-            magnitudes = contribution_magnitudes(cube.facts, map, query.measure);
-            difference = compare_results(reference, result, query.aggregate, magnitudes);
-          }
+          // Every engine's sums are exact: the same bits, or a difference.
+          difference = compare_results(reference, result);
           if (!difference.empty()) std::cerr << fmt::format("{} {}: {}\n", nq.name, rows[e].label, difference);
         }
         const bool agrees = difference.empty();

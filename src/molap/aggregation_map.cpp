@@ -116,15 +116,4 @@ AggregationMap::AggregationMap(const Schema& schema, const AreaQuery& query, Dim
   }
 }
 
-AggregationMap AggregationMap::with_absolute_weights() const {
-  AggregationMap copy = *this;
-  for (auto& shared : copy.dims_) {
-    // A copy of its own: the maps may be shared with a cache.
-    auto m = std::make_shared<DimensionMap>(*shared);
-    for (double& w : m->weights) w = std::abs(w);
-    shared = std::move(m);
-  }
-  return copy;
-}
-
 }  // namespace gpuolap

@@ -215,23 +215,5 @@ TEST(CpuParallelEngine, SkipsPagesWithoutRelevantCellsYetFindsTheRest) {
   EXPECT_EQ(got.values, (std::vector<double>{3, 500, 999}));
 }
 
-// The magnitudes that the tolerance of a sum comes from are the same
-// whether the facts go through in one slice or in many.
-TEST(ContributionMagnitudes, SlicesAddUpToTheWhole) {
-  for (uint64_t seed = 1; seed <= 20; ++seed) {
-    const auto cube = random_cube(seed, 1 + seed % 13);
-    std::mt19937_64 rng(seed * 7);
-    const AreaQuery query = random_query(rng, cube.schema);
-    const AggregationMap map(cube.schema, query);
-    const AreaResult whole = contribution_magnitudes(cube.facts, map, query.measure);
-    for (size_t slice : {size_t{1}, size_t{7}, cube.facts.size()}) {
-      const AreaResult sliced = contribution_magnitudes(cube.facts, map, query.measure, slice);
-      ASSERT_EQ(sliced.targets, whole.targets) << "seed " << seed << ", slices of " << slice;
-      for (size_t i = 0; i < whole.values.size(); ++i)
-        EXPECT_NEAR(sliced.values[i], whole.values[i], 1e-9 * whole.values[i]) << "seed " << seed << ", target " << whole.targets[i];
-    }
-  }
-}
-
 }  // namespace
 }  // namespace gpuolap

@@ -2,11 +2,17 @@
 // What a target cell accumulates on the device, and how parts of it merge.
 // Which fields are kept is a compile-time set, so a sum-only query moves and
 // updates only sums. min and max are kept as order-preserving 64-bit
-// encodings of doubles, so hardware integer atomicMin/atomicMax apply.
+// encodings of doubles, so hardware integer atomicMin/atomicMax apply. The
+// MOLAP engine's sums are exact (kExact: gpuolap/exact_sum.hpp), three
+// 64-bit words that integer atomics add whatever the order, so they have
+// the CPU engines' bits; kSum is a plain double sum (the shared-memory
+// GROUP BY operator's).
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <type_traits>
+
+#include "gpuolap/exact_sum.hpp"
 
 namespace gpuolap::gpu {
 
@@ -15,6 +21,7 @@ enum Fields : int {
   kCount = 2,  // number of contributions
   kMin = 4,
   kMax = 8,
+  kExact = 16,  // sum of contributions, exactly on the query's grid
 };
 
 // The fields an aggregate needs (count rides along with sum: avg needs both).
@@ -25,6 +32,9 @@ constexpr int kMaxFields = kMax;
 // Phase 1 of two-phase aggregation keeps both: a negative weight turns the
 // maximum of the values into the minimum of the contributions.
 constexpr int kMinMaxFields = kMin | kMax;
+// The MOLAP engine's sum, count and avg: the exact sum with the count (which
+// also tells a filled slot: an exact sum has no value that means untouched).
+constexpr int kExactFields = kExact | kCount;
 
 // Calls fn(std::integral_constant<int, F>{}) with F the field set `fields`
 // (one of the sets above), so a kernel templated on F is launched from a
@@ -36,6 +46,7 @@ void with_fields(int fields, Fn&& fn) {
     case kSumCountFields: fn(std::integral_constant<int, kSumCountFields>{}); break;
     case kMinFields: fn(std::integral_constant<int, kMinFields>{}); break;
     case kMinMaxFields: fn(std::integral_constant<int, kMinMaxFields>{}); break;
+    case kExactFields: fn(std::integral_constant<int, kExactFields>{}); break;
     default: fn(std::integral_constant<int, kMaxFields>{}); break;
   }
 }
@@ -62,15 +73,25 @@ struct Part {
   unsigned count;
   uint64_t min;  // encoded
   uint64_t max;  // encoded
+  ExactSum exact;
 
   __device__ static Part identity() { return Part{0.0, 0u, kMinIdentity, kMaxIdentity}; }
   __device__ static Part of(double contribution) {
     const uint64_t e = encode_ordered(contribution);
     return Part{contribution, 1u, e, e};
   }
+  // The contribution value × weight: the rounded product (min, max, a
+  // double sum), and with kExact the exact product on the grid.
+  template <int F>
+  __device__ static Part of(double value, double weight, const SumGrid& g) {
+    Part p = of(__dmul_rn(weight, value));
+    if (F & kExact) p.exact.add_product(value, weight, g);
+    return p;
+  }
   template <int F>
   __device__ void merge(const Part& o) {
     if (F & kSum) sum += o.sum;
+    if (F & kExact) exact.merge(o.exact);
     if (F & kCount) count += o.count;
     if (F & kMin) min = o.min < min ? o.min : min;
     if (F & kMax) max = o.max > max ? o.max : max;
@@ -84,12 +105,37 @@ struct Cell {
   unsigned long long count;
   uint64_t min;
   uint64_t max;
+  ExactSum exact;
 };
 
 struct MergeCells {
   __host__ __device__ Cell operator()(const Cell& a, const Cell& b) const {
-    return Cell{a.sum + b.sum, a.count + b.count, a.min < b.min ? a.min : b.min, a.max > b.max ? a.max : b.max};
+    Cell c{a.sum + b.sum, a.count + b.count, a.min < b.min ? a.min : b.min, a.max > b.max ? a.max : b.max, a.exact};
+    c.exact.merge(b.exact);
+    return c;
   }
 };
+
+// Adds an exact sum to the three words of a slot, the atomics' order free:
+// a word's carry is found from the value it had, and only non-zero
+// addends cost an atomic (a small positive sum is one; a negative one
+// carries ones upward, usually three).
+__device__ inline void atomic_add_words(unsigned long long* w0, unsigned long long* w1, unsigned long long* w2,
+                                        const ExactSum& s) {
+  const unsigned long long x0 = s.word(0), x1 = s.word(1), x2 = s.word(2);
+  unsigned long long carry = 0;
+  if (x0) {
+    const unsigned long long old = atomicAdd(w0, x0);
+    carry = old + x0 < old;
+  }
+  const unsigned long long y1 = x1 + carry;
+  unsigned long long carry2 = y1 < x1;  // x1 all ones plus a carry
+  if (y1) {
+    const unsigned long long old = atomicAdd(w1, y1);
+    carry2 += old + y1 < old;
+  }
+  const unsigned long long y2 = x2 + carry2;
+  if (y2) atomicAdd(w2, y2);
+}
 
 }  // namespace gpuolap::gpu

@@ -15,32 +15,48 @@ namespace gpuolap::gpu {
 
 namespace {
 
+// What a compaction writes for each filled target: the value of the
+// aggregate, or (a part of a query split over GPUs) one word of the exact
+// sum, its bits in a double's place, for the host to merge exactly.
+struct Output {
+  Aggregate aggregate;
+  int exact_word;  // -1: the aggregate's value; 0-2: that word of the exact sum
+  bool exact;      // the sums are exact (kExact), on `grid`
+  SumGrid grid;
+};
+
+__device__ inline double sum_value(double sum, const ExactSum& exact, const Output& o) {
+  if (o.exact_word >= 0) return __longlong_as_double(static_cast<long long>(exact.word(o.exact_word)));
+  return o.exact ? exact.to_double(o.grid) : sum;
+}
+
 // The value of a merged cell for an aggregate.
-__device__ inline double finish_value(const Cell& c, Aggregate a) {
-  if (a == Aggregate::count) return static_cast<double>(c.count);
-  if (a == Aggregate::avg) return c.sum / static_cast<double>(c.count);
-  if (a == Aggregate::min) return decode_ordered(c.min);
-  if (a == Aggregate::max) return decode_ordered(c.max);
-  return c.sum;
+__device__ inline double finish_value(const Cell& c, const Output& o) {
+  if (o.exact_word >= 0) return sum_value(c.sum, c.exact, o);
+  if (o.aggregate == Aggregate::count) return static_cast<double>(c.count);
+  if (o.aggregate == Aggregate::avg) return sum_value(c.sum, c.exact, o) / static_cast<double>(c.count);
+  if (o.aggregate == Aggregate::min) return decode_ordered(c.min);
+  if (o.aggregate == Aggregate::max) return decode_ordered(c.max);
+  return sum_value(c.sum, c.exact, o);
 }
 
 // Merges the copies of each dense target straight into its value; flags
 // non-empty ones.
 template <int F>
-__global__ void reduce_dense(TargetTable t, double* values, Aggregate a, uint8_t* nonempty) {
+__global__ void reduce_dense(TargetTable t, double* values, Output o, uint8_t* nonempty) {
   for (uint64_t x = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; x < t.targets;
        x += uint64_t{gridDim.x} * blockDim.x) {
     Cell c{0.0, 0ull, kMinIdentity, kMaxIdentity};
     const bool any = merge_dense_copies<F>(t, x, c);
-    values[x] = finish_value(c, a);
+    values[x] = finish_value(c, o);
     nonempty[x] = any;
   }
 }
 
-void reduce_dense_table(const TargetTable& t, int fields, double* values, Aggregate a, uint8_t* nonempty,
+void reduce_dense_table(const TargetTable& t, int fields, double* values, const Output& o, uint8_t* nonempty,
                         cudaStream_t s) {
   const int grid = static_cast<int>(std::min<uint64_t>(4096, (t.targets + 255) / 256));
-  with_fields(fields, [&](auto f) { reduce_dense<decltype(f)::value><<<grid, 256, 0, s>>>(t, values, a, nonempty); });
+  with_fields(fields, [&](auto f) { reduce_dense<decltype(f)::value><<<grid, 256, 0, s>>>(t, values, o, nonempty); });
   GPUOLAP_CHECK_LAUNCH("reduce_dense");
 }
 
@@ -51,6 +67,7 @@ __global__ void gather_slots(TargetTable t, const uint32_t* slots, uint64_t n, C
     const uint32_t s = slots[i];
     Cell c{0.0, 0ull, kMinIdentity, kMaxIdentity};
     if (F & kSum) c.sum = t.sum[s];
+    if (F & kExact) c.exact = exact_at(t, s);
     if (F & kCount) c.count = t.count[s];
     if (F & kMin) c.min = t.min[s];
     if (F & kMax) c.max = t.max[s];
@@ -58,9 +75,9 @@ __global__ void gather_slots(TargetTable t, const uint32_t* slots, uint64_t n, C
   }
 }
 
-__global__ void finish_cells(const Cell* cells, uint64_t n, Aggregate a, double* out) {
+__global__ void finish_cells(const Cell* cells, uint64_t n, Output o, double* out) {
   for (uint64_t i = blockIdx.x * uint64_t{blockDim.x} + threadIdx.x; i < n; i += uint64_t{gridDim.x} * blockDim.x)
-    out[i] = finish_value(cells[i], a);
+    out[i] = finish_value(cells[i], o);
 }
 
 // A store of one copy per target (a shared store's flush, phase 2's dense
@@ -69,14 +86,18 @@ __global__ void finish_cells(const Cell* cells, uint64_t n, Aggregate a, double*
 // one need no merge of copies first.
 struct OneCopyValue {
   TargetTable t;
-  Aggregate a;
+  Output o;
+  __device__ double sum(uint64_t x) const {
+    return o.exact ? sum_value(0.0, exact_at(t, x), o) : t.sum[x];
+  }
   __device__ double operator()(uint64_t x) const {
-    switch (a) {
+    if (o.exact_word >= 0) return sum(x);
+    switch (o.aggregate) {
       case Aggregate::count: return static_cast<double>(t.count[x]);
-      case Aggregate::avg: return t.sum[x] / static_cast<double>(t.count[x]);
+      case Aggregate::avg: return sum(x) / static_cast<double>(t.count[x]);
       case Aggregate::min: return decode_ordered(t.min[x]);
       case Aggregate::max: return decode_ordered(t.max[x]);
-      default: return t.sum[x];
+      default: return sum(x);
     }
   }
 };
@@ -92,8 +113,15 @@ struct NotEmpty {
 
 }  // namespace
 
-AreaResult Compactor::compact_dense(const TargetTable& t, int fields, Aggregate a, StageClock& clock) {
+namespace {
+Output output_of(const TargetTable& t, int fields, Aggregate a, int exact_word) {
+  return Output{a, exact_word, (fields & kExact) != 0, t.grid};
+}
+}  // namespace
+
+AreaResult Compactor::compact_dense(const TargetTable& t, int fields, Aggregate a, StageClock& clock, int exact_word) {
   clock.start("compact");
+  const Output o = output_of(t, fields, a, exact_word);
   const cudaStream_t stream = ctx_.stream();
   // The non-empty targets with their numbers and the query's values, in one
   // selection: straight from a store of one copy, else after a pass that
@@ -110,13 +138,13 @@ AreaResult Compactor::compact_dense(const TargetTable& t, int fields, Aggregate 
     };
     if (t.copies == 1) {
       run(thrust::make_zip_iterator(
-              thrust::make_tuple(numbers, thrust::make_transform_iterator(slots, OneCopyValue{t, a}))),
+              thrust::make_tuple(numbers, thrust::make_transform_iterator(slots, OneCopyValue{t, o}))),
           thrust::make_transform_iterator(slots, OneCopyFilled{t, (fields & kCount) != 0}));
       return;
     }
     values_.reserve(t.targets);
     nonempty_.reserve(t.targets);
-    reduce_dense_table(t, fields, values_.data(), a, nonempty_.data(), stream);
+    reduce_dense_table(t, fields, values_.data(), o, nonempty_.data(), stream);
     run(thrust::make_zip_iterator(thrust::make_tuple(numbers, values_.data())), nonempty_.data());
   };
   if (t.targets * (sizeof(uint64_t) + sizeof(double)) <= kStraightToHostBytes) {
@@ -134,8 +162,9 @@ AreaResult Compactor::compact_dense(const TargetTable& t, int fields, Aggregate 
   return download(filled, out_targets_.data(), out_values_.data(), clock);
 }
 
-AreaResult Compactor::compact_hash(const TargetTable& t, int fields, Aggregate a, StageClock& clock) {
+AreaResult Compactor::compact_hash(const TargetTable& t, int fields, Aggregate a, StageClock& clock, int exact_word) {
   clock.start("compact");
+  const Output o = output_of(t, fields, a, exact_word);
   const cudaStream_t stream = ctx_.stream();
   // Occupied slots, then their targets sorted, then one cell per target.
   const auto n = static_cast<int64_t>(t.slots);
@@ -186,7 +215,7 @@ AreaResult Compactor::compact_hash(const TargetTable& t, int fields, Aggregate a
   if (filled > 0) {
     out_values_.reserve(filled);
     const int grid = static_cast<int>(std::min<uint64_t>(4096, (filled + 255) / 256));
-    finish_cells<<<grid, 256, 0, stream>>>(cells_b_.data(), filled, a, out_values_.data());
+    finish_cells<<<grid, 256, 0, stream>>>(cells_b_.data(), filled, o, out_values_.data());
     GPUOLAP_CHECK_LAUNCH("finish_cells");
   }
   return download(filled, out_targets_.data(), out_values_.data(), clock);

@@ -30,9 +30,13 @@ class Compactor {
   explicit Compactor(DeviceContext& context) : ctx_(context) {}
 
   // The filled targets of a store and their values of `aggregate`
-  // (`fields` are the store's).
-  AreaResult compact_dense(const TargetTable& t, int fields, Aggregate aggregate, StageClock& clock);
-  AreaResult compact_hash(const TargetTable& t, int fields, Aggregate aggregate, StageClock& clock);
+  // (`fields` are the store's). With `exact_word` 0, 1 or 2, that word of
+  // each target's exact sum instead, its bits in the double (kExact: a
+  // part of a query split over GPUs, merged exactly on the host).
+  AreaResult compact_dense(const TargetTable& t, int fields, Aggregate aggregate, StageClock& clock,
+                           int exact_word = -1);
+  AreaResult compact_hash(const TargetTable& t, int fields, Aggregate aggregate, StageClock& clock,
+                          int exact_word = -1);
 
   // Frees the buffers kept between uses.
   void release();

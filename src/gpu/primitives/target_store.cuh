@@ -39,7 +39,14 @@ struct TargetTable {
   unsigned replicas;       // shared store: copies per block
   unsigned* overflow;      // hash: set when a probe went round the table
   unsigned long long* updates;  // when not null: counts the updates of the facts' kernel (thesis table 5.2)
+  unsigned long long* exact;    // kExact: three words a slot, word k of slot s at exact[k * slots + s]
+  SumGrid grid;                 // kExact: the grid the sums are on (contributions are put on it)
 };
+
+// Slot s's exact sum.
+__device__ inline ExactSum exact_at(const TargetTable& t, uint64_t s) {
+  return ExactSum::from_words(t.exact[s], t.exact[t.slots + s], t.exact[2 * t.slots + s]);
+}
 
 // Merges the `copies` slots of dense target x into c (count, or else the
 // touched flag, says which hold a contribution); false when none does.
@@ -52,6 +59,7 @@ __device__ inline bool merge_dense_copies(const TargetTable& t, uint64_t x, Cell
     if (!hit) continue;
     any = true;
     if (F & kSum) c.sum += t.sum[slot];
+    if (F & kExact) c.exact.merge(exact_at(t, slot));
     if (F & kCount) c.count += t.count[slot];
     if (F & kMin) c.min = t.min[slot] < c.min ? t.min[slot] : c.min;
     if (F & kMax) c.max = t.max[slot] > c.max ? t.max[slot] : c.max;
@@ -88,6 +96,7 @@ __device__ __forceinline__ void contribute(bool valid, uint64_t target, Part par
 template <int F>
 __device__ inline void add_to_slot(const TargetTable& t, uint64_t slot, const Part& p) {
   if (F & kSum) atomicAdd(&t.sum[slot], p.sum);
+  if (F & kExact) atomic_add_words(&t.exact[slot], &t.exact[t.slots + slot], &t.exact[2 * t.slots + slot], p.exact);
   if (F & kCount) atomicAdd(&t.count[slot], static_cast<unsigned long long>(p.count));
   if (F & kMin) atomicMin(&t.min[slot], static_cast<unsigned long long>(p.min));
   if (F & kMax) atomicMax(&t.max[slot], static_cast<unsigned long long>(p.max));
@@ -164,6 +173,7 @@ struct DenseStore : GlobalStore {
 inline size_t shared_store_bytes(int fields, uint64_t slots) {
   size_t per_slot = 0;
   if (fields & kSum) per_slot += 8;
+  if (fields & kExact) per_slot += 24;
   if (fields & kMin) per_slot += 8;
   if (fields & kMax) per_slot += 8;
   if (fields & kCount) per_slot += 4;
@@ -177,6 +187,8 @@ struct SharedStore {
   unsigned long long* min;
   unsigned long long* max;
   uint64_t base;      // this thread's replica: replica * targets
+  unsigned long long* exact = nullptr;  // three words a slot: word k of slot i at exact[k * n + i]
+  uint64_t n = 0;                       // slots: targets x replicas
 
   static constexpr long long kUntouchedSum = static_cast<long long>(0x8000000000000000ull);  // -0.0
 
@@ -185,13 +197,15 @@ struct SharedStore {
     // Layout (shared_store_bytes): 8-byte fields first, then counts; each
     // array holds `replicas` copies of the targets.
     uint8_t* p = smem;
-    const uint64_t n = t.targets * t.replicas;
+    n = t.targets * t.replicas;
+    if (F & kExact) { exact = reinterpret_cast<unsigned long long*>(p); p += 24 * n; }
     if (F & kSum) { sum = reinterpret_cast<double*>(p); p += 8 * n; }
     if (F & kMin) { min = reinterpret_cast<unsigned long long*>(p); p += 8 * n; }
     if (F & kMax) { max = reinterpret_cast<unsigned long long*>(p); p += 8 * n; }
     if (F & kCount) { count = reinterpret_cast<unsigned*>(p); p += 4 * n; }
     for (uint64_t i = threadIdx.x; i < n; i += blockDim.x) {
       if (F & kSum) sum[i] = (F & kCount) ? 0.0 : __longlong_as_double(kUntouchedSum);
+      if (F & kExact) exact[i] = exact[n + i] = exact[2 * n + i] = 0;
       if (F & kMin) min[i] = kMinIdentity;
       if (F & kMax) max[i] = kMaxIdentity;
       if (F & kCount) count[i] = 0;
@@ -212,6 +226,7 @@ struct SharedStore {
     if (x >= t.targets) return;  // another chunk's
     const uint64_t i = base + x;
     if (F & kSum) atomicAdd(&sum[i], (F & kCount) ? p.sum : __dadd_rn(p.sum, 0.0));  // -0.0 + 0.0 = +0.0
+    if (F & kExact) atomic_add_words(&exact[i], &exact[n + i], &exact[2 * n + i], p.exact);
     if (F & kCount) atomicAdd(&count[i], p.count);
     if (F & kMin) atomicMin(&min[i], static_cast<unsigned long long>(p.min));
     if (F & kMax) atomicMax(&max[i], static_cast<unsigned long long>(p.max));
@@ -228,6 +243,7 @@ struct SharedStore {
         any = true;
         Part q{0.0, 0u, kMinIdentity, kMaxIdentity};
         if (F & kSum) q.sum = sum[i];
+        if (F & kExact) q.exact = ExactSum::from_words(exact[i], exact[n + i], exact[2 * n + i]);
         if (F & kCount) q.count = count[i];
         if (F & kMin) q.min = min[i];
         if (F & kMax) q.max = max[i];

@@ -38,7 +38,8 @@ TargetTable TargetStoreBuffers::prepare(StoreKind store, uint64_t first, uint64_
   // Each field's array 8-byte aligned: they take 8 bytes a slot, the
   // touched flags (dense stores) one and come last.
   const bool dense = store != StoreKind::hash;
-  const uint64_t count_at = (fields & kSum) ? 8 * t.slots : 0;
+  const uint64_t exact_at = (fields & kSum) ? 8 * t.slots : 0;
+  const uint64_t count_at = exact_at + ((fields & kExact) ? 24 * t.slots : 0);
   const uint64_t max_at = count_at + ((fields & kCount) ? 8 * t.slots : 0);
   const uint64_t touched_at = max_at + ((fields & kMax) ? 8 * t.slots : 0);
   const uint64_t zero_bytes = touched_at + (dense ? t.slots : 0);
@@ -46,6 +47,7 @@ TargetTable TargetStoreBuffers::prepare(StoreKind store, uint64_t first, uint64_
     zeroed_.reserve(zero_bytes);
     uint8_t* z = zeroed_.data();
     if (fields & kSum) t.sum = reinterpret_cast<double*>(z);
+    if (fields & kExact) t.exact = reinterpret_cast<unsigned long long*>(z + exact_at);
     if (fields & kCount) t.count = reinterpret_cast<unsigned long long*>(z + count_at);
     if (fields & kMax) t.max = reinterpret_cast<unsigned long long*>(z + max_at);  // kMaxIdentity is 0
     if (dense) t.touched = z + touched_at;
@@ -66,7 +68,7 @@ TargetTable TargetStoreBuffers::prepare(StoreKind store, uint64_t first, uint64_
 }
 
 uint64_t field_bytes(int fields) {
-  return ((fields & kSum) ? 8 : 0) + ((fields & kCount) ? 8 : 0) + ((fields & kMin) ? 8 : 0) + ((fields & kMax) ? 8 : 0);
+  return ((fields & kSum) ? 8 : 0) + ((fields & kExact) ? 24 : 0) + ((fields & kCount) ? 8 : 0) + ((fields & kMin) ? 8 : 0) + ((fields & kMax) ? 8 : 0);
 }
 
 uint64_t store_bytes(StoreKind kind, uint64_t window, unsigned copies, int fields, uint64_t entries) {

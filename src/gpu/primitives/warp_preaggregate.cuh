@@ -30,6 +30,8 @@ template <int F, class Shuffle>
 __device__ inline Part shuffle_fields(const Part& p, Shuffle shuffle) {
   Part q = p;
   if (F & kSum) q.sum = shuffle(p.sum);
+  if (F & kExact)
+    q.exact = ExactSum::from_words(shuffle(p.exact.word(0)), shuffle(p.exact.word(1)), shuffle(p.exact.word(2)));
   if (F & kCount) q.count = shuffle(p.count);
   if (F & kMin) q.min = shuffle(p.min);
   if (F & kMax) q.max = shuffle(p.max);

@@ -65,18 +65,18 @@ __device__ __forceinline__ void step_digits(const DeviceMap& map, uint32_t (&at)
 }
 
 // A lane's contribution at its walk's digits (the target, and the value
-// times the target's weight), the digits then stepped to the next target;
-// the identity for a lane without one.
-template <int D>
+// times the target's weight, on the sums' grid), the digits then stepped to
+// the next target; the identity for a lane without one.
+template <int F, int D>
 __device__ __forceinline__ Part walk_contribution(bool valid, const DeviceMap& map, uint32_t (&at)[D],
                                                   const uint32_t (&begin)[D], const uint32_t (&end)[D], double value,
-                                                  uint64_t& target) {
+                                                  const SumGrid& grid, uint64_t& target) {
   target = 0;
   if (!valid) return Part::identity();
   double w;
   digits_target<D>(map, at, target, w);
   step_digits<D>(map, at, begin, end);
-  return Part::of(__dmul_rn(w, value));
+  return Part::of<F>(value, w, grid);
 }
 
 
@@ -105,7 +105,7 @@ __device__ __forceinline__ void aggregate_cell(bool present, uint64_t key, doubl
         }
       }
     }
-    const Part part = relevant ? Part::of(__dmul_rn(w, value)) : Part::identity();
+    const Part part = relevant ? Part::of<F>(value, w, store.t.grid) : Part::identity();
     const unsigned first_lane_count = __shfl_sync(kFullWarp, relevant ? 1u : 0u, 0);
     contribute<P, F>(relevant, target, part, first_lane_count, store, copy);
     return;
@@ -126,7 +126,7 @@ __device__ __forceinline__ void aggregate_cell(bool present, uint64_t key, doubl
   for (unsigned j = 0; j < most; ++j) {
     const bool valid = j < count;
     uint64_t target;
-    const Part part = walk_contribution<D>(valid, map, at, begin, end, value, target);
+    const Part part = walk_contribution<F, D>(valid, map, at, begin, end, value, store.t.grid, target);
     contribute<P, F>(valid, target, part, first_lane_count, store, copy);
   }
 }
@@ -238,6 +238,7 @@ __global__ void expand_kernel(const Cell* cells, const uint64_t* ends, uint64_t 
     const Cell c = cells[x];
     Part p = Part::identity();
     if (F & kSum) p.sum = __dmul_rn(w, c.sum);
+    if (F & kExact) p.exact.add_scaled(c.exact, w, store.t.grid);  // exactly Σ(v·w)
     if (F & kCount) p.count = static_cast<unsigned>(c.count);
     if (F & kMin) p.min = encode_ordered(__dmul_rn(w, decode_ordered(w >= 0 ? c.min : c.max)));
     if (F & kMax) p.max = encode_ordered(__dmul_rn(w, decode_ordered(w >= 0 ? c.max : c.min)));

@@ -89,8 +89,7 @@ int occupancy_of(int block, size_t shared_bytes) {
 template <class Store, Preagg P, class Fn>
 auto dispatch_fields(int fields, Fn& fn) {
   switch (fields) {
-    case kSumFields: return fn.template call<Store, P, kSumFields>();
-    case kSumCountFields: return fn.template call<Store, P, kSumCountFields>();
+    case kExactFields: return fn.template call<Store, P, kExactFields>();
     case kMinFields: return fn.template call<Store, P, kMinFields>();
     case kMinMaxFields: return fn.template call<Store, P, kMinMaxFields>();
     default: return fn.template call<Store, P, kMaxFields>();
@@ -248,8 +247,7 @@ template <class Store>
 void expand_fields(int fields, const LaunchShape& s, const Cell* cells, const uint64_t* ends, uint64_t n,
                    const ExpandMap& map, const TargetTable& table, uint64_t* pairs) {
   switch (fields) {
-    case kSumFields: return expand<Store, kSumFields>(s, cells, ends, n, map, table, pairs);
-    case kSumCountFields: return expand<Store, kSumCountFields>(s, cells, ends, n, map, table, pairs);
+    case kExactFields: return expand<Store, kExactFields>(s, cells, ends, n, map, table, pairs);
     case kMinFields: return expand<Store, kMinFields>(s, cells, ends, n, map, table, pairs);
     default: return expand<Store, kMaxFields>(s, cells, ends, n, map, table, pairs);
   }
@@ -260,10 +258,7 @@ void launch_count_expansions(const TargetTable& tuples, int fields, const Expand
                              uint64_t* counts, cudaStream_t stream) {
   const int grid = static_cast<int>(std::clamp<uint64_t>((tuples.targets + 255) / 256, 1, 4096));
   switch (fields) {
-    case kSumFields: count_expansions<kSumFields><<<grid, 256, 0, stream>>>(tuples, map, cells, counts); break;
-    case kSumCountFields:
-      count_expansions<kSumCountFields><<<grid, 256, 0, stream>>>(tuples, map, cells, counts);
-      break;
+    case kExactFields: count_expansions<kExactFields><<<grid, 256, 0, stream>>>(tuples, map, cells, counts); break;
     case kMinFields: count_expansions<kMinFields><<<grid, 256, 0, stream>>>(tuples, map, cells, counts); break;
     case kMinMaxFields: count_expansions<kMinMaxFields><<<grid, 256, 0, stream>>>(tuples, map, cells, counts); break;
     default: count_expansions<kMaxFields><<<grid, 256, 0, stream>>>(tuples, map, cells, counts); break;
@@ -308,8 +303,7 @@ template <class Store>
 void run_fields(int fields, const LaunchShape& s, const KernelInput& in, const LeanMap& map, const TargetTable& t,
                 int* blocks) {
   switch (fields) {
-    case kSumFields: return run_dims<Store, kSumFields>(s, in, map, t, blocks);
-    case kSumCountFields: return run_dims<Store, kSumCountFields>(s, in, map, t, blocks);
+    case kExactFields: return run_dims<Store, kExactFields>(s, in, map, t, blocks);
     case kMinFields: return run_dims<Store, kMinFields>(s, in, map, t, blocks);
     case kMinMaxFields: return run_dims<Store, kMinMaxFields>(s, in, map, t, blocks);
     default: return run_dims<Store, kMaxFields>(s, in, map, t, blocks);

@@ -233,8 +233,7 @@ template <class Store, Preagg P>
 void launch_fields(int fields, const LaunchShape& s, const KernelInput& in, const DeviceMap& map,
                    const TargetTable& table, const CdpArgs& a) {
   switch (fields) {
-    case kSumFields: return launch_block<Store, P, kSumFields>(s, in, map, table, a);
-    case kSumCountFields: return launch_block<Store, P, kSumCountFields>(s, in, map, table, a);
+    case kExactFields: return launch_block<Store, P, kExactFields>(s, in, map, table, a);
     case kMinFields: return launch_block<Store, P, kMinFields>(s, in, map, table, a);
     default: return launch_block<Store, P, kMaxFields>(s, in, map, table, a);
   }

@@ -16,7 +16,7 @@ constexpr uint64_t kWorkListSegment = uint64_t{1} << 24;
 }  // namespace
 
 TargetTable GpuEngine::aggregate_facts(const StagePlan& plan, const MapImage& image, const Inputs& inputs, int fields,
-                                       uint64_t first, uint64_t width, StageClock& clock) {
+                                       const SumGrid& grid, uint64_t first, uint64_t width, StageClock& clock) {
   const cudaStream_t stream = ctx_.stream();
   const CdpRounds::Totals cdp_before = cdp_.totals();
   for (uint64_t capacity_factor = 2;; capacity_factor *= 2) {
@@ -27,6 +27,7 @@ TargetTable GpuEngine::aggregate_facts(const StagePlan& plan, const MapImage& im
     const uint64_t expected = std::min<uint64_t>(width, std::max<uint64_t>(entries, 1)) * plan.copies;
     TargetTable t = first_.prepare(plan.store, first, width, plan.copies,
                                    next_pow2(std::max<uint64_t>(1024, expected * capacity_factor)), fields, stream);
+    t.grid = grid;
     if (count_updates_) {
       updates_.reserve(1);
       GPUOLAP_CUDA_CHECK(cudaMemsetAsync(updates_.data(), 0, sizeof(unsigned long long), stream));

@@ -104,7 +104,7 @@ __device__ __forceinline__ void add_pair(bool valid, uint64_t key, double value,
   if (valid) {
     double w;
     nth_target<D>(map, key, j, target, w);
-    part = Part::of(__dmul_rn(w, value));
+    part = Part::of<F>(value, w, store.t.grid);
   }
   contribute<P, F>(valid, target, part, first_count, store, copy);
 }

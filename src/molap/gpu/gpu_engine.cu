@@ -37,14 +37,14 @@ AreaResult GpuEngine::run(const FactTable& facts, const AggregationMap& map, con
 }
 
 QueryPart GpuEngine::run_part(const FactTable& facts, const AggregationMap& map, const AreaQuery& query,
-                               const FactSlice& slice, bool with_counts) {
+                               const FactSlice& slice, bool as_part) {
   const size_t end = std::min(slice.end, facts.size());
   const size_t held = end - std::min(slice.begin, end);
   if (held >= gpu::kMaxFactsPerDevice)
     throw InputError(gpu::text("gpu engine: GPU ", ctx_.device(), " would hold ", held,
                                " facts; a GPU holds fewer than 2^32 (--gpus all splits a table over every GPU)"));
   if (const std::string limit = query_limit(map); !limit.empty()) throw InputError("gpu engine: " + limit);
-  with_counts = with_counts && query.aggregate == Aggregate::avg;
+  const bool with_counts = as_part && query.aggregate == Aggregate::avg;
   ctx_.bind();
   StageClock clock(ctx_.stream(), ctx_.events(), time_stages_);
   cdp_.begin_query();
@@ -66,8 +66,10 @@ QueryPart GpuEngine::run_part(const FactTable& facts, const AggregationMap& map,
   clock.stop();
 
   const Expansion expansion = plan.two_phase ? run_phase_one(map, inputs, plan, clock) : Expansion{};
-  Windows windows =
-      aggregate_windows(plan, inputs, expansion, with_counts ? Aggregate::sum : query.aggregate, with_counts, clock);
+  const bool with_sums =
+      as_part && (plan.fields & kExact) && (query.aggregate == Aggregate::sum || query.aggregate == Aggregate::avg);
+  Windows windows = aggregate_windows(plan, inputs, expansion, with_counts ? Aggregate::sum : query.aggregate,
+                                      with_counts, with_sums, clock);
 
   GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(ctx_.stream()));  // the pair count has arrived
   stages_ = clock.read();
@@ -78,7 +80,7 @@ QueryPart GpuEngine::run_part(const FactTable& facts, const AggregationMap& map,
   plan_text_ = [facts_of_plan = plan_facts(plan, update, inputs, expansion.store, contributions, windows.chunks)] {
     return describe_plan(facts_of_plan);
   };
-  return {std::move(windows.result), std::move(windows.counts)};
+  return {std::move(windows.result), std::move(windows.counts), std::move(windows.sums)};
 }
 
 PlanFacts GpuEngine::plan_facts(const QueryPlan& plan, const CubeUpdate& update, const Inputs& inputs,

@@ -70,6 +70,7 @@ struct StagePlan {
 // What the plan stage decided for one query.
 struct QueryPlan {
   int fields = 0;            // the store's fields for the query's aggregate
+  SumGrid grid;              // the exact sums' grid (gpuolap/exact_sum.hpp)
   uint64_t targets = 0;      // of the area
   TargetClasses classes;     // two-phase: the class tuples (cells 0: one phase)
   bool two_phase = false;
@@ -114,11 +115,11 @@ class GpuEngine final : public Engine {
   AreaResult run(const FactTable& facts, const AggregationMap& map, const AreaQuery& query) override;
 
   // One device's part of a query split over several (multi_gpu_engine.cu):
-  // the query over the slice of the facts this engine holds. With
-  // `with_counts` (avg), the part holds the targets' sums and their counts,
-  // so that parts merge (molap/planning/part_merge.hpp).
+  // the query over the slice of the facts this engine holds. `as_part`: a
+  // sum or avg holds the targets' exact sums (and avg their counts), so that
+  // parts merge to one device's bits (molap/planning/part_merge.hpp).
   QueryPart run_part(const FactTable& facts, const AggregationMap& map, const AreaQuery& query, const FactSlice& slice,
-                bool with_counts);
+                     bool as_part);
   // Whether the device copy serves `slice` of these facts without a full upload.
   bool can_keep(const FactTable& facts, size_t measure, const FactSlice& slice) const {
     return cube_.can_keep(facts, measure, slice);
@@ -153,7 +154,7 @@ class GpuEngine final : public Engine {
   Inputs prefilter(const QueryPlan& plan, const AggregationMap& map, size_t measure);
   // The facts' kernel into a store of the targets [first, first + width) (facts_kernels.cu).
   TargetTable aggregate_facts(const StagePlan& plan, const MapImage& image, const Inputs& inputs, int fields,
-                              uint64_t first, uint64_t width, StageClock& clock);
+                              const SumGrid& grid, uint64_t first, uint64_t width, StageClock& clock);
   void launch_work_list_segments(const StagePlan& plan, const KernelInput& in, const DeviceMap& map, int fields,
                                  const TargetTable& t);
   uint64_t read_updates();
@@ -175,11 +176,12 @@ class GpuEngine final : public Engine {
   struct Windows {
     AreaResult result;
     std::vector<double> counts;  // with_counts: each target's count
+    std::vector<ExactSum> sums;  // with_sums: each target's exact sum
     uint64_t chunks = 1;
     uint64_t updates = 0;
   };
   Windows aggregate_windows(const QueryPlan& plan, const Inputs& inputs, const Expansion& e, Aggregate aggregate,
-                            bool with_counts, StageClock& clock);
+                            bool with_counts, bool with_sums, StageClock& clock);
   uint64_t chunks_for(StoreKind kind, uint64_t targets, unsigned copies, int fields, uint64_t entries);
   // Frees the reusable store and compaction buffers.
   void release_stores();

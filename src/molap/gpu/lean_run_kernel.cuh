@@ -147,7 +147,7 @@ __global__ void lean_run_kernel(KernelInput in, LeanMap map, Store store) {
       }
       write_runs(relevant && run_target != kNoRun && target != run_target);
       if (relevant) {
-        const Part part = Part::of(__dmul_rn(w, values[0]));
+        const Part part = Part::of<F>(values[0], w, store.t.grid);
         if (target == run_target) {
           run.merge<F>(part);
         } else {

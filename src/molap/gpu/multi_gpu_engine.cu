@@ -153,7 +153,7 @@ class MultiGpuEngine final : public Engine {
       if (failures[i]) rethrow_naming(i, failures[i]);
 
     const auto merge_start = Clock::now();
-    AreaResult answer = n == 1 ? std::move(results[0].result) : merge_parts(results, query.aggregate);
+    AreaResult answer = n == 1 ? std::move(results[0].result) : merge_parts(results, query.aggregate, map.sum_grid(facts, query.measure));
     const auto end = Clock::now();
     describe(facts, n, why, part_ms, std::chrono::duration<double, std::milli>(end - merge_start).count(),
              std::chrono::duration<double, std::milli>(end - start).count());

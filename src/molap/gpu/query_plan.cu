@@ -14,13 +14,13 @@ namespace {
 
 int fields_of(Aggregate a) {
   switch (a) {
-    case Aggregate::sum: return kSumFields;
+    case Aggregate::sum:
     case Aggregate::count:
-    case Aggregate::avg: return kSumCountFields;
+    case Aggregate::avg: return kExactFields;
     case Aggregate::min: return kMinFields;
     case Aggregate::max: return kMaxFields;
   }
-  return kSumFields;
+  return kExactFields;
 }
 
 }  // namespace
@@ -30,6 +30,13 @@ QueryPlan GpuEngine::plan_query(const FactTable& facts, const AggregationMap& ma
   HostSteps& host = plan.host;
   plan.fields = fields_of(query.aggregate);
   plan.targets = map.target_count();
+  plan.grid = map.sum_grid(facts, query.measure);
+  if ((plan.fields & kExact) && plan.grid.top > 1024)
+    throw InputError(text("gpu engine: the measure's values times the area's weights may pass the largest double ",
+                          "(2^1024), which the exact sums on the device do not hold; the CPU engines answer it"));
+  // A class tuple's sum, weighed after, equals its facts' contributions only
+  // on an exact grid (a rounded grid rounds each contribution on its own).
+  const bool sums_allow_two_phase = plan.grid.exact || !(plan.fields & kExact);
   // Two-phase when the facts fall into few class tuples: far fewer updates
   // than one per (fact, target). A map that already gives one target per
   // base to the lean kernel gains nothing from it (measured on B1 and M1:
@@ -43,7 +50,10 @@ QueryPlan GpuEngine::plan_query(const FactTable& facts, const AggregationMap& ma
     throw InputError(text("gpu engine: kernel ", knob_name(kernel), " aggregates in one phase; --two-phase on ",
                           "needs --kernel source"));
   const uint64_t max_cells = std::min<uint64_t>(uint64_t{1} << 22, std::max<uint64_t>(1024, facts.size() / 4));
-  if (kernel == KernelKind::source &&
+  if (options_.two_phase == TwoPhase::on && !sums_allow_two_phase)
+    throw InputError("gpu engine: two-phase aggregation needs the exact sums' grid, and this measure's values span "
+                     "more bits than it holds; --two-phase off (or auto) aggregates in one phase");
+  if (kernel == KernelKind::source && sums_allow_two_phase &&
       (options_.two_phase == TwoPhase::on || (!options_.two_phase && !direct_is_lean)))
     plan.classes = target_classes(map, max_cells);
   host.step("classes");

@@ -16,7 +16,8 @@ GpuEngine::Expansion GpuEngine::run_phase_one(const AggregationMap& map, const I
   Expansion e;
   e.store = plan.targets <= kMaxDenseSlots ? StoreKind::dense : StoreKind::hash;
   // The class tuples, never chunked (at most 2^22 of them).
-  e.tuples = aggregate_facts(plan.stage, plan.image, inputs, plan.first_fields, 0, plan.first_targets, clock);
+  e.tuples =
+      aggregate_facts(plan.stage, plan.image, inputs, plan.first_fields, plan.grid, 0, plan.first_targets, clock);
   clock.start("expand");
   // Phase 2's map is built and sent while phase 1 runs: its own staging
   // (the first copy may still be reading the map's staging), and its own
@@ -64,9 +65,10 @@ TargetTable GpuEngine::expand_window(const QueryPlan& plan, const Expansion& e, 
   const cudaStream_t stream = ctx_.stream();
   clock.start("expand");
   // A hash store needs a slot per distinct target: at most one per contribution.
-  const TargetTable t =
+  TargetTable t =
       second_.prepare(e.store, first, width, 1, next_pow2(std::max<uint64_t>(1024, 2 * std::min(width, e.contributions))),
                       plan.fields, stream);
+  t.grid = plan.grid;
   // A grid-stride loop: the host may not know the pair count yet.
   const int grid = ctx_.multiprocessors() * 8;
   launch_expand(e.store, plan.fields, LaunchShape{grid, 256, 0, stream, false}, phase1_cells_.data(),

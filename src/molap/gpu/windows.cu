@@ -1,12 +1,15 @@
 // The area's targets in windows of target numbers whose stores fit the
 // device memory left for them: one window, unless the area is huge. A
 // store that does not fit after all splits the area further.
+#include <bit>
+
 #include "molap/gpu/gpu_engine.cuh"
 
 namespace gpuolap::gpu {
 
 GpuEngine::Windows GpuEngine::aggregate_windows(const QueryPlan& plan, const Inputs& inputs, const Expansion& e,
-                                                Aggregate aggregate, bool with_counts, StageClock& clock) {
+                                                Aggregate aggregate, bool with_counts, bool with_sums,
+                                                StageClock& clock) {
   const uint64_t targets = plan.targets;
   const StoreKind store = plan.two_phase ? e.store : plan.stage.store;
   const unsigned copies = plan.two_phase ? 1 : plan.stage.copies;
@@ -18,6 +21,7 @@ GpuEngine::Windows GpuEngine::aggregate_windows(const QueryPlan& plan, const Inp
     try {
       w.result = AreaResult{};
       w.counts.clear();
+      w.sums.clear();
       w.updates = 0;
       const uint64_t window = (targets + w.chunks - 1) / w.chunks;
       for (uint64_t first = 0; first < std::max<uint64_t>(targets, 1); first += std::max<uint64_t>(window, 1)) {
@@ -26,7 +30,7 @@ GpuEngine::Windows GpuEngine::aggregate_windows(const QueryPlan& plan, const Inp
         if (plan.two_phase) {
           t = expand_window(plan, e, first, width, clock);
         } else {
-          t = aggregate_facts(plan.stage, plan.image, inputs, plan.first_fields, first, width, clock);
+          t = aggregate_facts(plan.stage, plan.image, inputs, plan.first_fields, plan.grid, first, width, clock);
           w.updates += read_updates();
         }
         const auto compact = [&](Aggregate a) {
@@ -39,6 +43,17 @@ GpuEngine::Windows GpuEngine::aggregate_windows(const QueryPlan& plan, const Inp
         if (with_counts) {
           const AreaResult counts = compact(Aggregate::count);
           w.counts.insert(w.counts.end(), counts.values.begin(), counts.values.end());
+        }
+        // And the exact sums, a word at a time, to be added on the host.
+        if (with_sums) {
+          AreaResult words[3];
+          for (int k = 0; k < 3; ++k)
+            words[k] = store == StoreKind::hash ? compactor_.compact_hash(t, plan.fields, aggregate, clock, k)
+                                                : compactor_.compact_dense(t, plan.fields, aggregate, clock, k);
+          for (size_t i = 0; i < words[0].values.size(); ++i)
+            w.sums.push_back(ExactSum::from_words(std::bit_cast<uint64_t>(words[0].values[i]),
+                                                  std::bit_cast<uint64_t>(words[1].values[i]),
+                                                  std::bit_cast<uint64_t>(words[2].values[i])));
         }
         if (w.result.targets.empty()) {
           w.result = std::move(part);  // the one window, or the first with targets: no copy

@@ -92,7 +92,7 @@ __global__ void work_list_kernel(KernelInput in, uint64_t offset, uint64_t n, co
         enter(i);
       }
       uint64_t target;
-      const Part part = walk_contribution<D>(valid, map, at, begin, end, value, target);
+      const Part part = walk_contribution<F, D>(valid, map, at, begin, end, value, store.t.grid, target);
       // The thesis' shuffle stride is the fan-out N of lane 0's cell. With
       // runs, lanes N apart are 8 N pairs apart, so the strided shuffle finds
       // fewer equal targets than in the thesis' layout; it only ever merges
