@@ -147,13 +147,12 @@ __global__ void lean_run_kernel(KernelInput in, LeanMap map, Store store) {
       }
       write_runs(relevant && run_target != kNoRun && target != run_target);
       if (relevant) {
-        const Part part = Part::of<F>(values[0], w, store.t.grid);
-        if (target == run_target) {
-          run.merge<F>(part);
-        } else {
+        // One path for all lanes: a new run starts empty, then every fact adds.
+        if (target != run_target) {
           run_target = target;
-          run = part;
+          run = Part::identity();
         }
+        run.add<F>(values[0], w, store.t.grid);
       }
 #pragma unroll
       for (int v = 0; v + 1 < kLeanRunBatch; ++v) {
