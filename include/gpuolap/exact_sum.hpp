@@ -128,6 +128,15 @@ GPUOLAP_HOST_DEVICE inline void negate(uint64_t (&x)[3]) {
   if (++x[0] == 0 && ++x[1] == 0) ++x[2];
 }
 GPUOLAP_HOST_DEVICE inline void add_to(uint64_t (&x)[3], const uint64_t (&y)[3], uint64_t carry_in = 0) {
+#if !defined(__CUDA_ARCH__)
+  // On the host the compiler turns 128-bit adds into add-with-carry.
+  unsigned __int128 s = static_cast<unsigned __int128>(x[0]) + y[0] + carry_in;
+  x[0] = static_cast<uint64_t>(s);
+  s = (s >> 64) + x[1] + y[1];
+  x[1] = static_cast<uint64_t>(s);
+  x[2] += y[2] + static_cast<uint64_t>(s >> 64);
+  return;
+#endif
   const uint64_t t0 = x[0] + y[0];
   const uint64_t s0 = t0 + carry_in;
   const uint64_t c0 = (t0 < x[0]) + (s0 < t0);
