@@ -132,8 +132,8 @@ struct MergeCells {
 
 // Adds an exact sum to the three words of a slot, the atomics' order free:
 // a word's carry is found from the value it had, and only non-zero
-// addends cost an atomic (a small positive sum is one; a negative one
-// carries ones upward, usually three).
+// addends cost an atomic (a small positive sum is usually one; a small
+// negative one, whose upper words are all ones, usually two).
 __device__ inline void atomic_add_words(unsigned long long* w0, unsigned long long* w1, unsigned long long* w2,
                                         const ExactSum& s) {
   const unsigned long long x0 = s.word(0), x1 = s.word(1), x2 = s.word(2);
