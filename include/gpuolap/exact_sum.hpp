@@ -118,7 +118,24 @@ GPUOLAP_HOST_DEVICE inline double product_error(double v, double w, double p) {
   return std::fma(v, w, -p);
 #endif
 }
-GPUOLAP_HOST_DEVICE inline bool finite(double x) { return ((bits_of(x) >> 52) & 0x7ff) != 0x7ff; }
+// A double's parts: |x| = mantissa · 2^exponent for a finite x (mantissa
+// below 2^53, subnormals included); `special` for an infinity or a NaN
+// (`mantissa` then the fraction: 0 for an infinity).
+struct Decomposed {
+  uint64_t mantissa;
+  int exponent;
+  bool negative;
+  bool special;
+};
+GPUOLAP_HOST_DEVICE inline Decomposed decompose(double x) {
+  const uint64_t bits = bits_of(x);
+  const int field = static_cast<int>((bits >> 52) & 0x7ff);
+  const uint64_t fraction = bits & ((uint64_t{1} << 52) - 1);
+  const bool negative = (bits >> 63) != 0;
+  if (field == 0x7ff) return {fraction, 0, negative, true};
+  if (field == 0) return {fraction, -1074, negative, false};
+  return {fraction | (uint64_t{1} << 52), field - 1075, negative, false};
+}
 
 // A 192-bit two's-complement integer, least significant word first.
 GPUOLAP_HOST_DEVICE inline void negate(uint64_t (&x)[3]) {
@@ -135,8 +152,7 @@ GPUOLAP_HOST_DEVICE inline void add_to(uint64_t (&x)[3], const uint64_t (&y)[3],
   s = (s >> 64) + x[1] + y[1];
   x[1] = static_cast<uint64_t>(s);
   x[2] += y[2] + static_cast<uint64_t>(s >> 64);
-  return;
-#endif
+#else
   const uint64_t t0 = x[0] + y[0];
   const uint64_t s0 = t0 + carry_in;
   const uint64_t c0 = (t0 < x[0]) + (s0 < t0);
@@ -146,6 +162,7 @@ GPUOLAP_HOST_DEVICE inline void add_to(uint64_t (&x)[3], const uint64_t (&y)[3],
   x[0] = s0;
   x[1] = s1;
   x[2] += y[2] + c1;
+#endif
 }
 GPUOLAP_HOST_DEVICE inline bool bit_set(const uint64_t (&x)[3], int i) { return i < 192 && ((x[i / 64] >> (i % 64)) & 1) != 0; }
 GPUOLAP_HOST_DEVICE inline bool any_below(const uint64_t (&x)[3], int i) {
@@ -262,11 +279,9 @@ class ExactSum {
     }
     return negative ? -magnitude : magnitude;
   }
-  GPUOLAP_HOST_DEVICE bool is_zero() const { return words_[0] == 0 && words_[1] == 0 && words_[2] == 0 && specials_ == 0; }
   // The two's-complement words, least significant first (a device store
   // keeps them apart; the host merges a device's words).
   GPUOLAP_HOST_DEVICE uint64_t word(int k) const { return words_[k]; }
-  GPUOLAP_HOST_DEVICE const uint64_t* words() const { return words_; }
   GPUOLAP_HOST_DEVICE static ExactSum from_words(uint64_t w0, uint64_t w1, uint64_t w2) {
     ExactSum s;
     s.words_[0] = w0;
@@ -277,16 +292,13 @@ class ExactSum {
 
  private:
   GPUOLAP_HOST_DEVICE void add_slow(double x, const SumGrid& g) {
-    const uint64_t bits = exact_detail::bits_of(x);
-    const int field = static_cast<int>((bits >> 52) & 0x7ff);
-    const uint64_t fraction = bits & ((uint64_t{1} << 52) - 1);
-    const bool negative = (bits >> 63) != 0;
-    if (field == 0x7ff) {
-      specials_ |= fraction ? 4 : (negative ? 2 : 1);
+    const exact_detail::Decomposed d = exact_detail::decompose(x);
+    if (d.special) {
+      specials_ |= d.mantissa ? 4 : (d.negative ? 2 : 1);
       return;
     }
-    uint64_t m = field ? fraction | (uint64_t{1} << 52) : fraction;
-    int shift = (field ? field - 1075 : -1074) - g.low;
+    uint64_t m = d.mantissa;
+    int shift = d.exponent - g.low;
     if (shift < 0) {
       // Below the grid: round to nearest, ties to even.
       const int drop = -shift;
@@ -303,7 +315,7 @@ class ExactSum {
     const int w = shift / 64, b = shift % 64;
     if (w < 3) t[w] = m << b;
     if (b != 0 && w + 1 < 3) t[w + 1] = m >> (64 - b);
-    if (negative) exact_detail::negate(t);
+    if (d.negative) exact_detail::negate(t);
     exact_detail::add_to(words_, t);
   }
 

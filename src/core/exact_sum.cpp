@@ -2,33 +2,13 @@
 
 #include <bit>
 #include <cmath>
-#include <cstring>
 #include <limits>
 
 namespace gpuolap {
 
-namespace {
-
-struct Decomposed {
-  uint64_t mantissa;  // |x| = mantissa · 2^exponent, mantissa < 2^53
-  int exponent;
-  bool negative;
-};
-
-Decomposed decompose(double x) {
-  uint64_t bits;
-  std::memcpy(&bits, &x, sizeof bits);
-  const int field = static_cast<int>((bits >> 52) & 0x7ff);
-  const uint64_t fraction = bits & ((uint64_t{1} << 52) - 1);
-  if (field == 0) return {fraction, -1074, (bits >> 63) != 0};
-  return {fraction | (uint64_t{1} << 52), field - 1075, (bits >> 63) != 0};
-}
-
-}  // namespace
-
 void ValueBits::add(double x) {
-  if (x == 0.0 || !std::isfinite(x)) return;
-  const Decomposed d = decompose(x);
+  const exact_detail::Decomposed d = exact_detail::decompose(x);
+  if (d.special || d.mantissa == 0) return;  // no bits: an infinity, a NaN or a zero
   const int t = d.exponent + std::bit_width(d.mantissa);  // |x| < 2^t
   const int l = d.exponent + std::countr_zero(d.mantissa);
   if (t > top) top = t;

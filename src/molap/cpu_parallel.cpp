@@ -70,10 +70,14 @@ AreaResult run_one_target(const FactTable& facts, const AggregationMap& map, con
     return w;
   };
   const auto reduce_cells = [&](size_t begin, size_t end, CellAccumulator& acc) {
-    if (extremes) {
+    if (extremes) {  // min or max: no sum to add
       for (size_t i = begin; i != end; ++i) {
         const double w = !dims.empty() ? weight_of(keys[i]) : 1.0;
-        if (w != 0.0 && has_value(values[i])) acc.add(values[i], w, grid);
+        if (w == 0.0 || !has_value(values[i])) continue;
+        const double c = w * values[i];
+        acc.min = std::min(acc.min, c);
+        acc.max = std::max(acc.max, c);
+        ++acc.count;
       }
       return;
     }

@@ -56,7 +56,7 @@ TEST(ExactSum, AnyOrderAndGroupingGivesTheSameWords) {
       }
     }
     total.merge(group);
-    for (int w = 0; w < 3; ++w) ASSERT_EQ(total.words()[w], in_order.words()[w]) << "trial " << trial;
+    for (int w = 0; w < 3; ++w) ASSERT_EQ(total.word(w), in_order.word(w)) << "trial " << trial;
     EXPECT_EQ(bits(total.to_double(g)), bits(in_order.to_double(g)));
   }
   // Doubles added in those orders do differ (else this test proves little).
@@ -142,7 +142,7 @@ TEST(ExactSum, AScaledSumEqualsItsScaledTerms) {
       by_term.add_product(v, w, g);
     }
     scaled.add_scaled(raw, w, g);
-    for (int k = 0; k < 3; ++k) ASSERT_EQ(scaled.words()[k], by_term.words()[k]) << "weight " << w;
+    for (int k = 0; k < 3; ++k) ASSERT_EQ(scaled.word(k), by_term.word(k)) << "weight " << w;
   }
 }
 
