@@ -64,6 +64,12 @@ struct SumGrid {
   bool exact = true;   // every term lies on the grid: the sum is exactly rounded
   double scale = 1.0;  // 2^-low, NaN where that is no normal double
   int top = 0;         // every term is below 2^top (above 1024 a product may overflow)
+  // The carry-save form (CarrySave) where it holds every sum of the query:
+  // limbs of this many bits; 0 where it does not.
+  int limb_bits = 0;
+  // 1.5 · 2^(52 + k·limb_bits): a double added to it is rounded to a
+  // multiple of 2^(k·limb_bits), which the sum's low bits then count.
+  double limb_round[3] = {0.0, 0.0, 0.0};
 };
 // The grid for terms value × weight, the weight a product of one factor
 // from each of `weights`, at most `terms` of them in a sum.
@@ -108,6 +114,13 @@ GPUOLAP_HOST_DEVICE inline double product(double v, double w) {
   return __dmul_rn(v, w);
 #else
   return v * w;
+#endif
+}
+GPUOLAP_HOST_DEVICE inline double add_rn(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dadd_rn(a, b);
+#else
+  return a + b;
 #endif
 }
 // v·w - fl(v·w), exact (an FMA rounds once).
@@ -184,6 +197,17 @@ GPUOLAP_HOST_DEVICE inline int highest_bit(const uint64_t (&x)[3]) {
   for (int w = 2; w >= 0; --w)
     if (x[w]) return 64 * w + 63 - leading_zeros(x[w]);
   return -1;
+}
+// v · 2^s as a 192-bit two's-complement integer (0 <= s < 128).
+GPUOLAP_HOST_DEVICE inline void widened(int64_t v, int s, uint64_t (&out)[3]) {
+  const uint64_t sign = v < 0 ? ~uint64_t{0} : 0;
+  const uint64_t x[3] = {static_cast<uint64_t>(v), sign, sign};
+  const int w = s / 64, b = s % 64;
+  for (int k = 2; k >= 0; --k) {
+    const uint64_t upper = k - w >= 0 ? x[k - w] << b : 0;
+    const uint64_t lower = b != 0 && k - w - 1 >= 0 ? x[k - w - 1] >> (64 - b) : 0;
+    out[k] = upper | lower;
+  }
 }
 
 }  // namespace exact_detail
@@ -323,6 +347,77 @@ class ExactSum {
   // Infinities and NaNs among the terms (values are finite; a product of
   // weights and a value may not be): bit 0 +inf, bit 1 -inf, bit 2 NaN.
   uint8_t specials_ = 0;
+};
+
+// A sum in carry-save form, on a grid with limb_bits S > 0: three signed
+// 64-bit limbs, worth l0 + l1·2^S + l2·2^2S units. A term is cut into its
+// limbs by three double additions — x + 1.5·2^(52+kS) rounds x to a
+// multiple of 2^kS, and the result's bits less the constant's count those
+// multiples — and each limb is added on its own, without a carry between
+// them: make_sum_grid chooses S so that no limb of any sum of the query's
+// terms can overflow. So limbs add in any order, a device's atomics need no
+// return value (no carry to pass on), and adding a term costs a few double
+// and integer additions instead of a shift into 192 bits with carries. Read
+// as an ExactSum (the same integer) when the sum is done.
+class CarrySave {
+ public:
+  // Adds x, a multiple of the grid's unit below 2^(low + 3S - 1).
+  GPUOLAP_HOST_DEVICE void add(double x, const SumGrid& g) {
+    using exact_detail::add_rn;
+    using exact_detail::bits_of;
+    const double y = exact_detail::product(x, g.scale);  // in units: exact (a power of two)
+    const double t2 = add_rn(y, g.limb_round[2]);
+    const double r1 = add_rn(y, -add_rn(t2, -g.limb_round[2]));  // y less its top limb: exact
+    const double t1 = add_rn(r1, g.limb_round[1]);
+    const double r0 = add_rn(r1, -add_rn(t1, -g.limb_round[1]));
+    const double t0 = add_rn(r0, g.limb_round[0]);
+    limbs_[2] += static_cast<int64_t>(bits_of(t2) - bits_of(g.limb_round[2]));
+    limbs_[1] += static_cast<int64_t>(bits_of(t1) - bits_of(g.limb_round[1]));
+    limbs_[0] += static_cast<int64_t>(bits_of(t0) - bits_of(g.limb_round[0]));
+  }
+  // Adds v·w exactly: the rounded product and its error (none when w is a
+  // power of two), as ExactSum::add_product.
+  GPUOLAP_HOST_DEVICE void add_product(double v, double w, const SumGrid& g) {
+    const double p = exact_detail::product(v, w);
+    add(p, g);
+    if ((exact_detail::bits_of(w) & ((uint64_t{1} << 52) - 1)) == 0) return;
+    add(exact_detail::product_error(v, w, p), g);
+  }
+  GPUOLAP_HOST_DEVICE void merge(const CarrySave& o) {
+    limbs_[0] += o.limbs_[0];
+    limbs_[1] += o.limbs_[1];
+    limbs_[2] += o.limbs_[2];
+  }
+  // The same integer as an ExactSum.
+  GPUOLAP_HOST_DEVICE ExactSum exact(const SumGrid& g) const {
+    uint64_t total[3], part[3];
+    exact_detail::widened(limbs_[0], 0, total);
+    exact_detail::widened(limbs_[1], g.limb_bits, part);
+    exact_detail::add_to(total, part);
+    exact_detail::widened(limbs_[2], 2 * g.limb_bits, part);
+    exact_detail::add_to(total, part);
+    return ExactSum::from_words(total[0], total[1], total[2]);
+  }
+  // An exact sum (of at most the query's terms) in carry-save form: its
+  // low 2S bits as two non-negative limbs, the rest, signed, as the third.
+  GPUOLAP_HOST_DEVICE static CarrySave of(const ExactSum& s, const SumGrid& g) {
+    const uint64_t x[3] = {s.word(0), s.word(1), s.word(2)};
+    const uint64_t mask = (uint64_t{1} << g.limb_bits) - 1;
+    return from_limbs(static_cast<int64_t>(exact_detail::bits_from(x, 0) & mask),
+                      static_cast<int64_t>(exact_detail::bits_from(x, g.limb_bits) & mask),
+                      static_cast<int64_t>(exact_detail::bits_from(x, 2 * g.limb_bits)));
+  }
+  GPUOLAP_HOST_DEVICE int64_t limb(int k) const { return limbs_[k]; }
+  GPUOLAP_HOST_DEVICE static CarrySave from_limbs(int64_t l0, int64_t l1, int64_t l2) {
+    CarrySave c;
+    c.limbs_[0] = l0;
+    c.limbs_[1] = l1;
+    c.limbs_[2] = l2;
+    return c;
+  }
+
+ private:
+  int64_t limbs_[3] = {0, 0, 0};
 };
 
 }  // namespace gpuolap

@@ -9,6 +9,7 @@
 #include <limits>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <unordered_map>
 
 #include "cpu_engines.hpp"
@@ -81,28 +82,39 @@ AreaResult run_one_target(const FactTable& facts, const AggregationMap& map, con
       }
       return;
     }
-    ExactSum sums[4];
-    uint64_t counts[4] = {0, 0, 0, 0};
-    const auto add = [&](ExactSum& sum, uint64_t& count, size_t i) {
-      const double v = values[i];
-      if (!has_value(v)) return;
-      if (dims.empty()) {
-        sum.add(v, grid);
-      } else {
-        const double w = weight_of(keys[i]);
-        if (w == 0.0) return;
-        sum.add_product(v, w, grid);
+    // Four independent lanes, so additions of successive facts overlap; in
+    // carry-save form where the grid has it (a few double additions a term
+    // instead of a shift into 192 bits with carries), read as one exact sum
+    // at the end of the range.
+    const auto lanes = [&]<typename Sum>(Sum) {
+      Sum sums[4];
+      uint64_t counts[4] = {0, 0, 0, 0};
+      const auto add = [&](Sum& sum, uint64_t& count, size_t i) {
+        const double v = values[i];
+        if (!has_value(v)) return;
+        if (dims.empty()) {
+          sum.add(v, grid);
+        } else {
+          const double w = weight_of(keys[i]);
+          if (w == 0.0) return;
+          sum.add_product(v, w, grid);
+        }
+        ++count;
+      };
+      size_t i = begin;
+      for (; i + 4 <= end; i += 4)
+        for (size_t lane = 0; lane < 4; ++lane) add(sums[lane], counts[lane], i + lane);
+      for (; i != end; ++i) add(sums[0], counts[0], i);
+      for (size_t lane = 1; lane < 4; ++lane) {
+        sums[0].merge(sums[lane]);
+        counts[0] += counts[lane];
       }
-      ++count;
+      if constexpr (std::is_same_v<Sum, CarrySave>) acc.sum.merge(sums[0].exact(grid));
+      else acc.sum.merge(sums[0]);
+      acc.count += counts[0];
     };
-    size_t i = begin;
-    for (; i + 4 <= end; i += 4)
-      for (size_t lane = 0; lane < 4; ++lane) add(sums[lane], counts[lane], i + lane);
-    for (; i != end; ++i) add(sums[0], counts[0], i);
-    for (size_t lane = 0; lane < 4; ++lane) {
-      acc.sum.merge(sums[lane]);
-      acc.count += counts[lane];
-    }
+    if (grid.limb_bits) lanes(CarrySave{});
+    else lanes(ExactSum{});
   };
   CellAccumulator total = tbb::parallel_reduce(
       tbb::blocked_range<size_t>(0, facts.page_count(), 4), CellAccumulator{},

@@ -186,5 +186,93 @@ TEST(SumGrid, ExactWhereTheBitsFitElseRoundedOnTheData) {
   EXPECT_TRUE(make_sum_grid(ValueBits{}, {}, 0).exact);
 }
 
+// The carry-save form holds the same integer as the 192-bit words, in any
+// order and grouping, for products with weights of full mantissas too.
+TEST(CarrySave, GivesTheExactSumsWords) {
+  std::mt19937_64 rng(17);
+  for (const double w : {1.0, -0.5, 1.0 / 3.0, -7.123456789}) {
+    const std::vector<double> values = mixed_magnitudes(rng, 3000);
+    const SumGrid g = grid_of(values, {w});
+    ASSERT_GT(g.limb_bits, 0) << "weight " << w;
+    ExactSum words;
+    for (const double v : values) words.add_product(v, w, g);
+    for (int trial = 0; trial < 5; ++trial) {
+      std::vector<double> shuffled = values;
+      std::shuffle(shuffled.begin(), shuffled.end(), rng);
+      CarrySave total, group;
+      for (const double v : shuffled) {
+        group.add_product(v, w, g);
+        if (rng() % 29 == 0) {
+          total.merge(group);
+          group = CarrySave();
+        }
+      }
+      total.merge(group);
+      const ExactSum read = total.exact(g);
+      for (int k = 0; k < 3; ++k) ASSERT_EQ(read.word(k), words.word(k)) << "weight " << w << ", trial " << trial;
+    }
+  }
+}
+
+// Decimal fractions (cents as doubles) have low bits far below the cent:
+// the thesis data's grid.
+TEST(CarrySave, HoldsCentsAndTheirCancellation) {
+  std::mt19937_64 rng(23);
+  std::vector<double> values;
+  for (int i = 0; i < 20000; ++i) values.push_back(static_cast<double>(static_cast<int64_t>(rng() % 20000000) - 10000000) / 100.0);
+  values.push_back(1e5);
+  values.push_back(-1e5);
+  const SumGrid g = grid_of(values);
+  ASSERT_GT(g.limb_bits, 0);
+  ExactSum words;
+  CarrySave limbs;
+  for (const double v : values) {
+    words.add(v, g);
+    limbs.add(v, g);
+  }
+  for (int k = 0; k < 3; ++k) EXPECT_EQ(limbs.exact(g).word(k), words.word(k));
+  EXPECT_EQ(bits(limbs.exact(g).to_double(g)), bits(words.to_double(g)));
+}
+
+// Phase 2 of two-phase aggregation on the device: a class tuple's exact sum,
+// weighed, back into carry-save form, gives the same integer.
+TEST(CarrySave, SplitsAnExactSumAndBack) {
+  std::mt19937_64 rng(29);
+  const std::vector<double> values = mixed_magnitudes(rng, 1000);
+  const SumGrid g = grid_of(values, {-3.0});
+  ASSERT_GT(g.limb_bits, 0);
+  for (const double sign : {1.0, -1.0}) {
+    ExactSum s;
+    for (const double v : values) s.add(sign * std::abs(v), g);
+    const ExactSum back = CarrySave::of(s, g).exact(g);
+    for (int k = 0; k < 3; ++k) EXPECT_EQ(back.word(k), s.word(k)) << "sign " << sign;
+    ExactSum scaled;
+    scaled.add_scaled(s, -3.0, g);
+    CarrySave by_term;
+    for (const double v : values) by_term.add_product(sign * std::abs(v), -3.0, g);
+    CarrySave pieces = CarrySave::of(scaled, g);
+    for (int k = 0; k < 3; ++k) EXPECT_EQ(pieces.exact(g).word(k), by_term.exact(g).word(k)) << "sign " << sign;
+  }
+}
+
+TEST(SumGrid, CarrySaveOnlyWhereItsLimbsHoldEverySum) {
+  // Cents: some 80 bits of span, three limbs of 51 bits for a few terms.
+  EXPECT_EQ(grid_of({0.01, 1e5, -123.45}).limb_bits, 51);
+  // Many terms leave fewer bits a limb: 2^40 facts, 62 - 41 = 21 bits,
+  // 62 bits of span at most; cents span more.
+  ValueBits cents;
+  for (const double x : {0.01, 1e5}) cents.add(x);
+  const SumGrid many = make_sum_grid(cents, {}, uint64_t{1} << 40);
+  EXPECT_TRUE(many.exact);
+  EXPECT_EQ(many.limb_bits, 0);
+  ValueBits integers;
+  for (const double x : {1.0, 1e6}) integers.add(x);
+  EXPECT_EQ(make_sum_grid(integers, {}, uint64_t{1} << 40).limb_bits, 21);
+  // A span past 3·51 bits: the 192-bit words only.
+  EXPECT_EQ(grid_of({1e-30, 1e30}).limb_bits, 0);
+  EXPECT_FALSE(grid_of({1e-300, 1e300}).exact);
+  EXPECT_EQ(grid_of({1e-300, 1e300}).limb_bits, 0);
+}
+
 }  // namespace
 }  // namespace gpuolap

@@ -82,6 +82,56 @@ TEST(GpuEngine, ValuesTooWideForTheExactGridEqualCpuSerialInOnePhase) {
   EXPECT_GT(queries, 40);
 }
 
+// Values on an exact grid whose span is too wide for carry-save limbs
+// (k·2^75 beside k·2^-70: some 160 bits) are added in the 192-bit words,
+// in one phase or two, and equal cpu-serial to the bit; everyday values
+// take the carry-save limbs (the plan says which).
+TEST(GpuEngine, SumsTooWideForCarrySaveLimbsUseTheWords) {
+  const std::unique_ptr<Engine> engine = make_gpu_engine({}, "gpu", 0);
+  GpuOptions two_phase;
+  two_phase.two_phase = TwoPhase::on;
+  const std::unique_ptr<Engine> forced = make_gpu_engine(two_phase, "gpu", 0);
+  int words = 0, limbs = 0;
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    const RandomCube cube = random_cube(seed, 1 + seed % 31);
+    if (cube.facts.size() < 2) continue;
+    std::vector<double> wide(cube.facts.size());
+    std::mt19937_64 rng(seed);
+    const bool too_wide = seed % 2 == 0;
+    for (size_t i = 0; i < wide.size(); ++i)
+      wide[i] = static_cast<double>(1 + rng() % 2000) * (too_wide ? (i % 2 ? 0x1p75 : -0x1p-70) : (i % 2 ? 1e15 : -0.01));
+    const FactTable facts(cube.schema.codec(), std::vector<uint64_t>(cube.facts.keys().begin(), cube.facts.keys().end()),
+                          {wide}, cube.facts.page_size());
+    for (int q = 0; q < 6; ++q) {
+      AreaQuery query = random_query(rng, cube.schema);
+      query.measure = 0;
+      query.aggregate = q % 2 ? Aggregate::sum : Aggregate::avg;
+      const AggregationMap map(cube.schema, query);
+      if (!gpu_engine_limit(facts, map).empty()) continue;
+      const SumGrid grid = map.sum_grid(facts, 0);
+      ASSERT_TRUE(grid.exact);
+      const AreaResult want = CpuSerialEngine().run(facts, map, query);
+      for (Engine* e : {engine.get(), forced.get()}) {
+        AreaResult got;
+        try {
+          got = e->run(facts, map, query);
+        } catch (const InputError&) {
+          continue;  // more class tuples than two-phase takes
+        }
+        EXPECT_EQ(compare_results(want, got), "") << "seed " << seed << " query " << q << ": " << e->last_plan();
+        const bool said_words = e->last_plan().find("exact sums in 192-bit words") != std::string::npos;
+        const bool said_limbs = e->last_plan().find("exact sums in carry-save limbs") != std::string::npos;
+        EXPECT_EQ(said_words, grid.limb_bits == 0) << e->last_plan();
+        EXPECT_EQ(said_limbs, grid.limb_bits > 0) << e->last_plan();
+        (grid.limb_bits ? limbs : words) += 1;
+      }
+      if (too_wide) EXPECT_EQ(grid.limb_bits, 0);
+    }
+  }
+  EXPECT_GT(words, 20);
+  EXPECT_GT(limbs, 20);
+}
+
 // Runs the gpu engine under every configuration that can take the query and
 // expects `want`; returns the plans of those runs (a configuration that does
 // not fit the area, an InputError, is skipped).

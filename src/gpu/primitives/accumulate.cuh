@@ -67,18 +67,70 @@ __host__ __device__ inline double decode_ordered(uint64_t e) {
 inline constexpr uint64_t kMinIdentity = ~0ull;
 inline constexpr uint64_t kMaxIdentity = 0ull;
 
+// An exact sum on the device, in the form its grid gives (exact_sum.hpp):
+// carry-save limbs where the grid has them (limb_bits > 0: terms add limb
+// by limb, and a store's atomics need no return value), else the 192-bit
+// two's-complement words of an ExactSum, which carry. Three 64-bit words
+// either way, so shuffles, stores and copies move them alike; `exact`
+// reads either as an ExactSum. Neither keeps an infinity (the plan refuses
+// terms that may overflow).
+struct DeviceSum {
+  uint64_t word[3];
+
+  __device__ void add_product(double v, double w, const SumGrid& g) {
+    if (g.limb_bits) {
+      CarrySave c = limbs();
+      c.add_product(v, w, g);
+      set(c);
+    } else {
+      ExactSum e = words();
+      e.add_product(v, w, g);
+      set(e);
+    }
+  }
+  __device__ void merge(const DeviceSum& o, const SumGrid& g) {
+    if (g.limb_bits) {
+      for (int k = 0; k < 3; ++k) word[k] += o.word[k];  // limb by limb: no carries
+    } else {
+      ExactSum e = words();
+      e.merge(o.words());
+      set(e);
+    }
+  }
+  __device__ ExactSum exact(const SumGrid& g) const { return g.limb_bits ? limbs().exact(g) : words(); }
+  __device__ static DeviceSum of(const ExactSum& s, const SumGrid& g) {
+    DeviceSum d;
+    if (g.limb_bits) d.set(CarrySave::of(s, g));
+    else d.set(s);
+    return d;
+  }
+
+ private:
+  __device__ CarrySave limbs() const {
+    return CarrySave::from_limbs(static_cast<int64_t>(word[0]), static_cast<int64_t>(word[1]),
+                                 static_cast<int64_t>(word[2]));
+  }
+  __device__ ExactSum words() const { return ExactSum::from_words(word[0], word[1], word[2]); }
+  __device__ void set(const CarrySave& c) {
+    for (int k = 0; k < 3; ++k) word[k] = static_cast<uint64_t>(c.limb(k));
+  }
+  __device__ void set(const ExactSum& e) {
+    for (int k = 0; k < 3; ++k) word[k] = e.word(k);
+  }
+};
+
 // A partial aggregate: one contribution, or several merged.
 struct Part {
   double sum;
   unsigned count;
   uint64_t min;  // encoded
   uint64_t max;  // encoded
-  ExactSum exact;
+  DeviceSum exact;  // zero: the identity in either form
 
-  __device__ static Part identity() { return Part{0.0, 0u, kMinIdentity, kMaxIdentity}; }
+  __device__ static Part identity() { return Part{0.0, 0u, kMinIdentity, kMaxIdentity, {{0, 0, 0}}}; }
   __device__ static Part of(double contribution) {
     const uint64_t e = encode_ordered(contribution);
-    return Part{contribution, 1u, e, e};
+    return Part{contribution, 1u, e, e, {{0, 0, 0}}};
   }
   // The contribution value × weight: the rounded product (min, max, a
   // double sum), and with kExact the exact product on the grid.
@@ -102,10 +154,11 @@ struct Part {
       if (F & kMax) max = e > max ? e : max;
     }
   }
+  // (The grid tells the exact sum's form.)
   template <int F>
-  __device__ void merge(const Part& o) {
+  __device__ void merge(const Part& o, const SumGrid& g) {
     if (F & kSum) sum += o.sum;
-    if (F & kExact) exact.merge(o.exact);
+    if (F & kExact) exact.merge(o.exact, g);
     if (F & kCount) count += o.count;
     if (F & kMin) min = o.min < min ? o.min : min;
     if (F & kMax) max = o.max > max ? o.max : max;
@@ -130,13 +183,21 @@ struct MergeCells {
   }
 };
 
-// Adds an exact sum to the three words of a slot, the atomics' order free:
-// a word's carry is found from the value it had, and only non-zero
-// addends cost an atomic (a small positive sum is usually one; a small
-// negative one, whose upper words are all ones, usually two).
+// Adds an exact sum to the three words of a slot, the atomics' order free.
+// Only non-zero addends cost an atomic. Carry-save limbs add each on its
+// own (the result unread: a reduction, no round trip). An ExactSum's words
+// carry: a word's carry is found from the value it had (a small positive
+// sum is usually one atomic; a small negative one, whose upper words are
+// all ones, usually two).
 __device__ inline void atomic_add_words(unsigned long long* w0, unsigned long long* w1, unsigned long long* w2,
-                                        const ExactSum& s) {
-  const unsigned long long x0 = s.word(0), x1 = s.word(1), x2 = s.word(2);
+                                        const DeviceSum& s, const SumGrid& g) {
+  const unsigned long long x0 = s.word[0], x1 = s.word[1], x2 = s.word[2];
+  if (g.limb_bits) {
+    if (x0) atomicAdd(w0, x0);
+    if (x1) atomicAdd(w1, x1);
+    if (x2) atomicAdd(w2, x2);
+    return;
+  }
   unsigned long long carry = 0;
   if (x0) {
     const unsigned long long old = atomicAdd(w0, x0);

@@ -43,9 +43,9 @@ struct TargetTable {
   SumGrid grid;                 // kExact: the grid the sums are on (contributions are put on it)
 };
 
-// Slot s's exact sum.
+// Slot s's exact sum (its words in the grid's form, read as an ExactSum).
 __device__ inline ExactSum exact_at(const TargetTable& t, uint64_t s) {
-  return ExactSum::from_words(t.exact[s], t.exact[t.slots + s], t.exact[2 * t.slots + s]);
+  return DeviceSum{{t.exact[s], t.exact[t.slots + s], t.exact[2 * t.slots + s]}}.exact(t.grid);
 }
 
 // Merges the `copies` slots of dense target x into c (count, or else the
@@ -88,7 +88,7 @@ template <Preagg P, int F, class Store>
 __device__ __forceinline__ void contribute(bool valid, uint64_t target, Part part, unsigned stride, Store& store,
                                            unsigned copy) {
   // A target of another chunk's window is no update of this store's.
-  const bool adds = warp_preaggregate<P, F>(valid, target, part, stride) && in_window(store.t, target);
+  const bool adds = warp_preaggregate<P, F>(valid, target, part, stride, store.t.grid) && in_window(store.t, target);
   if (adds) store.template add<F>(target, copy, part);
   count_updates(store.t, adds);
 }
@@ -96,7 +96,8 @@ __device__ __forceinline__ void contribute(bool valid, uint64_t target, Part par
 template <int F>
 __device__ inline void add_to_slot(const TargetTable& t, uint64_t slot, const Part& p) {
   if (F & kSum) atomicAdd(&t.sum[slot], p.sum);
-  if (F & kExact) atomic_add_words(&t.exact[slot], &t.exact[t.slots + slot], &t.exact[2 * t.slots + slot], p.exact);
+  if (F & kExact)
+    atomic_add_words(&t.exact[slot], &t.exact[t.slots + slot], &t.exact[2 * t.slots + slot], p.exact, t.grid);
   if (F & kCount) atomicAdd(&t.count[slot], static_cast<unsigned long long>(p.count));
   if (F & kMin) atomicMin(&t.min[slot], static_cast<unsigned long long>(p.min));
   if (F & kMax) atomicMax(&t.max[slot], static_cast<unsigned long long>(p.max));
@@ -226,7 +227,7 @@ struct SharedStore {
     if (x >= t.targets) return;  // another chunk's
     const uint64_t i = base + x;
     if (F & kSum) atomicAdd(&sum[i], (F & kCount) ? p.sum : __dadd_rn(p.sum, 0.0));  // -0.0 + 0.0 = +0.0
-    if (F & kExact) atomic_add_words(&exact[i], &exact[n + i], &exact[2 * n + i], p.exact);
+    if (F & kExact) atomic_add_words(&exact[i], &exact[n + i], &exact[2 * n + i], p.exact, t.grid);
     if (F & kCount) atomicAdd(&count[i], p.count);
     if (F & kMin) atomicMin(&min[i], static_cast<unsigned long long>(p.min));
     if (F & kMax) atomicMax(&max[i], static_cast<unsigned long long>(p.max));
@@ -235,19 +236,19 @@ struct SharedStore {
   __device__ void flush() {
     __syncthreads();
     for (uint64_t x = threadIdx.x; x < t.targets; x += blockDim.x) {
-      Part p{0.0, 0u, kMinIdentity, kMaxIdentity};
+      Part p = Part::identity();
       bool any = false;
       for (unsigned r = 0; r < t.replicas; ++r) {
         const uint64_t i = uint64_t{r} * t.targets + x;
         if (!is_touched<F>(i)) continue;
         any = true;
-        Part q{0.0, 0u, kMinIdentity, kMaxIdentity};
+        Part q = Part::identity();
         if (F & kSum) q.sum = sum[i];
-        if (F & kExact) q.exact = ExactSum::from_words(exact[i], exact[n + i], exact[2 * n + i]);
+        if (F & kExact) q.exact = DeviceSum{{exact[i], exact[n + i], exact[2 * n + i]}};
         if (F & kCount) q.count = count[i];
         if (F & kMin) q.min = min[i];
         if (F & kMax) q.max = max[i];
-        p.merge<F>(q);
+        p.merge<F>(q, t.grid);
       }
       if (!any) continue;
       if (!(F & kCount) && !t.touched[x]) t.touched[x] = 1;

@@ -30,8 +30,7 @@ template <int F, class Shuffle>
 __device__ inline Part shuffle_fields(const Part& p, Shuffle shuffle) {
   Part q = p;
   if (F & kSum) q.sum = shuffle(p.sum);
-  if (F & kExact)
-    q.exact = ExactSum::from_words(shuffle(p.exact.word(0)), shuffle(p.exact.word(1)), shuffle(p.exact.word(2)));
+  if (F & kExact) q.exact = DeviceSum{{shuffle(p.exact.word[0]), shuffle(p.exact.word[1]), shuffle(p.exact.word[2])}};
   if (F & kCount) q.count = shuffle(p.count);
   if (F & kMin) q.min = shuffle(p.min);
   if (F & kMax) q.max = shuffle(p.max);
@@ -52,21 +51,23 @@ __device__ inline Part shuffle_xor_part(const Part& p, int lane_mask) {
 // outside every group contribute nothing). All lanes loop over the lanes of
 // `members`, the union of the groups, so the shuffles stay convergent.
 template <int F>
-__device__ inline Part gather_group(const Part& own, unsigned group, unsigned members) {
+__device__ inline Part gather_group(const Part& own, unsigned group, unsigned members, const SumGrid& g) {
   Part total = Part::identity();
   for (unsigned rest = members; rest;) {
     const int src = __ffs(rest) - 1;
     rest &= rest - 1;
     const Part p = shuffle_part<F>(own, src);
-    if (group & (1u << src)) total.merge<F>(p);
+    if (group & (1u << src)) total.merge<F>(p, g);
   }
   return total;
 }
 
 // Returns whether this lane must write `part` (which may now be merged).
-// `stride` is only read by Preagg::stride: the first lane's target count.
+// `stride` is only read by Preagg::stride: the first lane's target count;
+// `g`, the exact sums' grid, only with kExact.
 template <Preagg P, int F>
-__device__ inline bool warp_preaggregate(bool valid, uint64_t target, Part& part, unsigned stride) {
+__device__ inline bool warp_preaggregate(bool valid, uint64_t target, Part& part, unsigned stride,
+                                         const SumGrid& g) {
   const int lane = threadIdx.x & 31;
   if constexpr (P == Preagg::none) {
     return valid;
@@ -79,7 +80,7 @@ __device__ inline bool warp_preaggregate(bool valid, uint64_t target, Part& part
     // Butterfly over the warp: every lane ends with the merge of the matches.
     Part m = merged ? part : Part::identity();
 #pragma unroll
-    for (int offset = 16; offset > 0; offset >>= 1) m.merge<F>(shuffle_xor_part<F>(m, offset));
+    for (int offset = 16; offset > 0; offset >>= 1) m.merge<F>(shuffle_xor_part<F>(m, offset), g);
     if (lane == leader) part = m;
     return valid && (!merged || lane == leader);
   } else if constexpr (P == Preagg::stride) {
@@ -94,7 +95,7 @@ __device__ inline bool warp_preaggregate(bool valid, uint64_t target, Part& part
     unsigned group = 0;
     if (lane < static_cast<int>(stride) && merged)
       for (int l = lane; l < 32; l += static_cast<int>(stride)) group |= joined & (1u << l);
-    const Part collected = gather_group<F>(merged ? part : Part::identity(), group, joined);
+    const Part collected = gather_group<F>(merged ? part : Part::identity(), group, joined, g);
     if (group) part = collected;
     return valid && (!merged || lane < static_cast<int>(stride));
   } else {
@@ -104,7 +105,7 @@ __device__ inline bool warp_preaggregate(bool valid, uint64_t target, Part& part
     const unsigned shared = __ballot_sync(kFullWarp, valid && __popc(peers) > 1);
     if (shared == 0) return valid;
     const bool leader = valid && lane == __ffs(peers) - 1;
-    const Part collected = gather_group<F>(part, (leader && __popc(peers) > 1) ? peers : 0u, shared);
+    const Part collected = gather_group<F>(part, (leader && __popc(peers) > 1) ? peers : 0u, shared, g);
     if (leader && __popc(peers) > 1) part = collected;
     return valid && (leader || __popc(peers) == 1);
   }

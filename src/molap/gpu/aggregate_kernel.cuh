@@ -238,7 +238,11 @@ __global__ void expand_kernel(const Cell* cells, const uint64_t* ends, uint64_t 
     const Cell c = cells[x];
     Part p = Part::identity();
     if (F & kSum) p.sum = __dmul_rn(w, c.sum);
-    if (F & kExact) p.exact.add_scaled(c.exact, w, store.t.grid);  // exactly Σ(v·w)
+    if (F & kExact) {
+      ExactSum scaled;
+      scaled.add_scaled(c.exact, w, store.t.grid);  // exactly Σ(v·w)
+      p.exact = DeviceSum::of(scaled, store.t.grid);
+    }
     if (F & kCount) p.count = static_cast<unsigned>(c.count);
     if (F & kMin) p.min = encode_ordered(__dmul_rn(w, decode_ordered(w >= 0 ? c.min : c.max)));
     if (F & kMax) p.max = encode_ordered(__dmul_rn(w, decode_ordered(w >= 0 ? c.max : c.min)));

@@ -111,6 +111,7 @@ PlanFacts GpuEngine::plan_facts(const QueryPlan& plan, const CubeUpdate& update,
   p.preagg = s.preagg;
   p.grid = s.grid;
   p.block = s.block;
+  p.sum_limb_bits = (plan.fields & kExact) ? plan.grid.limb_bits : -1;
   const CdpRounds::Totals& cdp = cdp_.totals();
   p.child_kernels = cdp.at[kChildKernels];
   p.child_blocks = cdp.at[kChildBlocks];

@@ -86,7 +86,7 @@ __global__ void lean_run_kernel(KernelInput in, LeanMap map, Store store) {
       // Butterfly: every lane ends with the merge of the first lane's target.
       Part m = with_first ? run : Part::identity();
 #pragma unroll
-      for (int offset = 16; offset > 0; offset >>= 1) m.merge<F>(shuffle_xor_part<F>(m, offset));
+      for (int offset = 16; offset > 0; offset >>= 1) m.merge<F>(shuffle_xor_part<F>(m, offset), store.t.grid);
       if (with_first) {
         out = m;
         ends = static_cast<int>(lane) == first;  // the merged runs write once

@@ -57,6 +57,9 @@ std::string describe_plan(const PlanFacts& p) {
               p.pages_skipped > 0 ? text(" (", p.pages_skipped, " of ", p.page_count, " pages skipped)")
                                   : std::string(),
               ", grid ", p.grid, " x ", p.block, " threads",
+              p.sum_limb_bits > 0    ? text(", exact sums in carry-save limbs of ", p.sum_limb_bits, " bits")
+              : p.sum_limb_bits == 0 ? std::string(", exact sums in 192-bit words")
+                                     : std::string(),
               p.compact ? text(", ", p.relevant, " relevant cells") : std::string(),
               p.chunks > 1 ? text(", the area in ", p.chunks, " chunks of ", (p.targets + p.chunks - 1) / p.chunks,
                                   " targets")

@@ -32,6 +32,9 @@ struct PlanFacts {
   uint64_t slot_budget = 0, store_targets = 0;
   Preagg preagg = Preagg::none;
   int grid = 0, block = 0;
+  // The exact sums' form: -1 no sums, 0 the 192-bit words, else carry-save
+  // limbs of this many bits.
+  int sum_limb_bits = -1;
   // CDP and hybrid.
   unsigned long long child_kernels = 0, child_blocks = 0, direct_pages = 0, handed_pages = 0;
   ChildGrid child_grid = ChildGrid::dynamic;
