@@ -219,7 +219,8 @@ TEST(CarrySave, GivesTheExactSumsWords) {
 TEST(CarrySave, HoldsCentsAndTheirCancellation) {
   std::mt19937_64 rng(23);
   std::vector<double> values;
-  for (int i = 0; i < 20000; ++i) values.push_back(static_cast<double>(static_cast<int64_t>(rng() % 20000000) - 10000000) / 100.0);
+  for (int i = 0; i < 20000; ++i)
+    values.push_back(static_cast<double>(static_cast<int64_t>(rng() % 20000000) - 10000000) / 100.0);
   values.push_back(1e5);
   values.push_back(-1e5);
   const SumGrid g = grid_of(values);

@@ -152,6 +152,40 @@ TEST(CpuParallelEngine, ValuesTooWideForTheExactGridStayInOnePhase) {
   EXPECT_GT(would_be_two_phase, 20);
 }
 
+// An exact grid too wide for carry-save limbs (k·2^75 beside k·2^-70: some
+// 160 bits) keeps the 192-bit words, in two phases and in one-target
+// reductions, and agrees to the bit; everyday values take the limbs.
+TEST(CpuParallelEngine, SumsTooWideForCarrySaveLimbsUseTheWords) {
+  int two_phase[2] = {0, 0};
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    const auto cube = random_cube(seed, 1 + seed % 31);
+    std::vector<double> values(cube.facts.size());
+    std::mt19937_64 rng(seed);
+    const bool too_wide = seed % 2 == 0;
+    for (size_t i = 0; i < values.size(); ++i)
+      values[i] = static_cast<double>(1 + rng() % 2000) * (too_wide ? (i % 2 ? 0x1p75 : -0x1p-70) : (i % 2 ? 1e15 : -0.01));
+    const FactTable facts(cube.schema.codec(), std::vector<uint64_t>(cube.facts.keys().begin(), cube.facts.keys().end()),
+                          {values}, cube.facts.page_size());
+    for (int q = 0; q < 10; ++q) {
+      AreaQuery query = random_query(rng, cube.schema);
+      query.measure = 0;
+      query.aggregate = q % 2 ? Aggregate::sum : Aggregate::avg;
+      const AggregationMap map(cube.schema, query);
+      const SumGrid grid = map.sum_grid(facts, 0);
+      ASSERT_TRUE(grid.exact);
+      if (too_wide) ASSERT_EQ(grid.limb_bits, 0);
+      CpuParallelEngine engine;
+      const AreaResult got = engine.run(facts, map, query);
+      two_phase[grid.limb_bits > 0] += engine.last_plan().rfind("two-phase", 0) == 0;
+      expect_same_bits(CpuSerialEngine().run(facts, map, query), got,
+                       "cube seed " + std::to_string(seed) + " query " + std::to_string(q));
+      if (::testing::Test::HasFailure()) return;
+    }
+  }
+  EXPECT_GT(two_phase[0], 10);
+  EXPECT_GT(two_phase[1], 10);
+}
+
 TEST(CpuParallelEngine, EqualsCpuSerialOnAreasTooLargeForDenseArrays) {
   // Three flat dimensions of 120 bases plus a total: "*" lists 121^3 cells,
   // more than the dense-array limit, so the hashed path runs.
