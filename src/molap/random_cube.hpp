@@ -84,6 +84,13 @@ inline RandomCube random_cube(uint64_t seed, size_t page_size = 64) {
   return RandomCube{std::move(schema), std::move(facts)};
 }
 
+// The cube's cells with one measure of the given values (one a cell):
+// data whose sums need another grid.
+inline FactTable with_values(const RandomCube& cube, std::vector<double> values) {
+  return FactTable(cube.schema.codec(), std::vector<uint64_t>(cube.facts.keys().begin(), cube.facts.keys().end()),
+                   {std::move(values)}, cube.facts.page_size());
+}
+
 inline AreaQuery random_query(std::mt19937_64& rng, const Schema& schema) {
   AreaQuery q;
   q.measure = std::uniform_int_distribution<size_t>(0, schema.measures().size() - 1)(rng);

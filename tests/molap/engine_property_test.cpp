@@ -131,8 +131,7 @@ TEST(CpuParallelEngine, ValuesTooWideForTheExactGridStayInOnePhase) {
     std::mt19937_64 rng(seed);
     for (size_t i = 0; i < wide.size(); ++i) wide[i] = static_cast<double>(1 + rng() % 2000) * (i % 2 ? 1e200 : 1e-200);
     if (wide.size() < 2) continue;
-    const FactTable facts(cube.schema.codec(), std::vector<uint64_t>(cube.facts.keys().begin(), cube.facts.keys().end()),
-                          {wide}, cube.facts.page_size());
+    const FactTable facts = with_values(cube, wide);
     for (int q = 0; q < 10; ++q) {
       AreaQuery query = random_query(rng, cube.schema);
       query.measure = 0;
@@ -164,8 +163,7 @@ TEST(CpuParallelEngine, SumsTooWideForCarrySaveLimbsUseTheWords) {
     const bool too_wide = seed % 2 == 0;
     for (size_t i = 0; i < values.size(); ++i)
       values[i] = static_cast<double>(1 + rng() % 2000) * (too_wide ? (i % 2 ? 0x1p75 : -0x1p-70) : (i % 2 ? 1e15 : -0.01));
-    const FactTable facts(cube.schema.codec(), std::vector<uint64_t>(cube.facts.keys().begin(), cube.facts.keys().end()),
-                          {values}, cube.facts.page_size());
+    const FactTable facts = with_values(cube, values);
     for (int q = 0; q < 10; ++q) {
       AreaQuery query = random_query(rng, cube.schema);
       query.measure = 0;
