@@ -72,8 +72,9 @@ inline constexpr uint64_t kMaxIdentity = 0ull;
 // by limb, and a store's atomics need no return value), else the 192-bit
 // two's-complement words of an ExactSum, which carry. Three 64-bit words
 // either way, so shuffles, stores and copies move them alike; `exact`
-// reads either as an ExactSum. Neither keeps an infinity (the plan refuses
-// terms that may overflow).
+// reads either as an ExactSum. Neither keeps an infinity: the limbs serve
+// only where no term can overflow (make_sum_grid), and the plan refuses
+// grids whose terms may pass 2^1024.
 struct DeviceSum {
   uint64_t word[3];
 
@@ -185,7 +186,9 @@ struct MergeCells {
 
 // Adds an exact sum to the three words of a slot, the atomics' order free.
 // Only non-zero addends cost an atomic. Carry-save limbs add each on its
-// own (the result unread: a reduction, no round trip). An ExactSum's words
+// own, the old value unread, so no carry waits on it (sm_90 still issues
+// ATOMG.ADD.64 in global memory and a compare-and-swap loop in shared
+// memory, by cuobjdump). An ExactSum's words
 // carry: a word's carry is found from the value it had (a small positive
 // sum is usually one atomic; a small negative one, whose upper words are
 // all ones, usually two).
