@@ -127,7 +127,7 @@ QueryResult run_cpu_parallel(const LogicalQuery& q, const PhysicalPlan& plan, co
     for (const auto& groups : range_groups) parts.push_back(groups.get());
     all.append_all(parts, /*finished=*/true);
     timings.push_back({"append the ranges' groups in order", seconds_since(start), all.set_of.size()});
-    return finish_groups(q, all, source, limits.max_rows, std::move(timings));
+    return finish_groups(q, std::move(all), source, limits.max_rows, std::move(timings));
   }
 
   if (q.aggregated) {
@@ -194,7 +194,7 @@ QueryResult run_cpu_parallel(const LogicalQuery& q, const PhysicalPlan& plan, co
       timings.push_back({what, seconds_since(start), merged.set_of.size()});
     }
     merged.finish();
-    return finish_groups(q, merged, source, limits.max_rows, std::move(timings));
+    return finish_groups(q, std::move(merged), source, limits.max_rows, std::move(timings));
   }
 
   // Rows: each batch projects its own, kept in batch order.

@@ -71,7 +71,7 @@ QueryResult run_cpu_serial(const LogicalQuery& q, const PhysicalPlan& plan, cons
     timings.push_back({what, seconds_since(start), groups.set_of.size()});
   }
   groups.finish();
-  return finish_groups(q, groups, source, limits.max_rows, std::move(timings));
+  return finish_groups(q, std::move(groups), source, limits.max_rows, std::move(timings));
 }
 
 }  // namespace gpuolap::sql

@@ -173,7 +173,7 @@ QueryResult run_cube_route(const LogicalQuery& q, cube::Algorithm algorithm, con
   for (std::size_t a = 0; a < q.aggregates.size(); ++a)
     groups.finals.push_back(values_of(cells.table.columns[1 + n + a], q.aggregates[a].result_type));
   timings.push_back({"cells to groups", seconds_since(start), cells.table.row_count()});
-  return execution::finish_groups(q, groups, source, limits.max_rows, std::move(timings));
+  return execution::finish_groups(q, std::move(groups), source, limits.max_rows, std::move(timings));
 }
 
 }  // namespace gpuolap::sql

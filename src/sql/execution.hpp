@@ -213,8 +213,10 @@ struct Groups {
 // groups: "having", "sort", "limit", each where the query asks for it.
 std::vector<std::string> finish_plan_lines(const LogicalQuery& q);
 
-// HAVING, the select list, ORDER BY and OFFSET/LIMIT over the groups.
-QueryResult finish_groups(const LogicalQuery& q, const Groups& groups, const SourceText& source,
+// HAVING, the select list, ORDER BY and OFFSET/LIMIT over the groups. The
+// groups are used up: where every group is answered, a column read once is
+// moved into the result.
+QueryResult finish_groups(const LogicalQuery& q, Groups&& groups, const SourceText& source,
                           std::uint64_t max_rows, std::vector<OperatorTiming> timings);
 // ORDER BY and OFFSET/LIMIT over projected rows.
 QueryResult finish_rows(const LogicalQuery& q, std::vector<ValueVector> outputs, std::vector<ValueVector> order_keys,

@@ -169,6 +169,7 @@ QueryResult run_ordered_route(const LogicalQuery& q, const SourceText& source, c
   groupby::OrderedGpuOptions options;
   options.device = entry->resident->device();
   options.input_on_device = true;
+  options.timing = true;  // the operator's stages, in --timing's lines below it
   // The resident columns with this query's aggregates: an entry is shared by
   // every query over the same key and value columns (in the same order, so
   // the aggregates' value indexes hold), whatever it computes.
@@ -178,6 +179,7 @@ QueryResult run_ordered_route(const LogicalQuery& q, const SourceText& source, c
   timings.push_back({"ordered aggregation (" + std::string(groupby::architecture_name(plan.architecture)) +
                          ", groups downloaded)",
                      seconds_since(start), r.groups});
+  for (const auto& [stage, ms] : r.stage_ms) timings.push_back({"  " + stage, ms / 1e3, r.groups});
   if (r.groups > limits.max_rows) execution::too_many(limits.max_rows, "groups");
 
   // The groups of the one set: keys in the query's order, then the finals.
@@ -195,7 +197,7 @@ QueryResult run_ordered_route(const LogicalQuery& q, const SourceText& source, c
     groups.finals.push_back(values_of(r.aggregates[a], r.groups, call.result_type, source_column));
   }
   timings.push_back({"groups to SQL values", seconds_since(start), r.groups});
-  return execution::finish_groups(q, groups, source, limits.max_rows, std::move(timings));
+  return execution::finish_groups(q, std::move(groups), source, limits.max_rows, std::move(timings));
 }
 
 }  // namespace gpuolap::sql

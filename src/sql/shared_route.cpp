@@ -418,7 +418,7 @@ QueryResult run_shared_route(const LogicalQuery& q, const SourceText& source, co
     groups.set_of.assign(1, 0);
     groups.finals = std::move(finals);
   }
-  return execution::finish_groups(q, groups, source, limits.max_rows, std::move(timings));
+  return execution::finish_groups(q, std::move(groups), source, limits.max_rows, std::move(timings));
 }
 
 }  // namespace gpuolap::sql

@@ -63,6 +63,23 @@ TEST(SqlSemantics, DeeplyNestedExpressionsOverGroupKeysAndAggregates) {
             std::string::npos);
 }
 
+TEST(SqlSemantics, GroupColumnsReadOnceOrSeveralTimes) {
+  // Where every group is answered, a key or aggregate that the select list
+  // and ORDER BY read once is moved into the result; one read more than
+  // once is copied each time, and HAVING keeps the groups' columns whole.
+  auto t = sample();
+  for (auto engine : {sql::SqlEngine::CpuSerial, sql::SqlEngine::CpuParallel}) {
+    sql::SqlOptions options;
+    options.engine = engine;
+    const auto csv = [&](const std::string& q) { return sql::format_result(sql::run(t, q, options), sql::ResultFormat::Csv); };
+    EXPECT_EQ(csv("SELECT sum(v), k FROM f GROUP BY k"), "sum,k\n4,1\n8,\n2,2\n");
+    EXPECT_EQ(csv("SELECT k, sum(v), k AS k2, sum(v) * 2 AS d FROM f GROUP BY k ORDER BY k"),
+              "k,sum,k2,d\n1,4,1,8\n2,2,2,4\n,8,,16\n");
+    EXPECT_EQ(csv("SELECT k FROM f GROUP BY k ORDER BY sum(v) DESC"), "k\n\n1\n2\n");
+    EXPECT_EQ(csv("SELECT k, sum(v) FROM f GROUP BY k HAVING sum(v) > 3 ORDER BY k"), "k,sum\n1,4\n,8\n");
+  }
+}
+
 TEST(SqlSemantics, IntegerAndMixedArithmetic) {
   auto t = sample();
   EXPECT_EQ(csv_of(t, "SELECT 7 / 2, -7 / 2, 7 % 3, -7 % 3, 7 / 2.0, 1 + 0.5, 2 * 3"),
