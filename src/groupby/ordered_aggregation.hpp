@@ -75,9 +75,13 @@ struct OrderedResult {
   std::size_t groups = 0;
   std::vector<ResultColumn> keys;
   std::vector<ResultColumn> aggregates;
-  // Named stage times in milliseconds (the GPU form's kernels, when timed).
+  // Named stage times in milliseconds (the GPU form's kernels, when timed,
+  // then its host stage: kHostColumnsStage).
   std::vector<std::pair<std::string, double>> stage_ms;
 };
+// The GPU form's last stage, on the host: the downloaded groups into the
+// result's columns.
+constexpr std::string_view kHostColumnsStage = "groups into columns (host)";
 
 // Checks the input's shape (counts, indexes, types an aggregate can take);
 // an InputError names what is wrong.

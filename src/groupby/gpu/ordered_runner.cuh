@@ -63,6 +63,9 @@ class OrderedRunner {
   // pageable memory goes through the driver's staging and faults every page
   // (15 M groups took 239 ms to come back against a 0.4 ms kernel).
   PinnedBuffer download_;
+  // The last download's host time: the groups from the pinned buffer into
+  // their result columns (the stage kHostColumnsStage).
+  double host_columns_ms_ = 0;
 };
 
 // Calls f with the fastest key comparer that `keys` allows.
