@@ -62,12 +62,13 @@ class StageClock {
   size_t size() const { return marks_.size(); }
   // Forgets the stages after the first n (an attempt that is retried).
   void truncate(size_t n) { marks_.resize(std::min(n, marks_.size())); }
-  // Stage times, once the stream has passed them; a stage run more than
-  // once (per chunk) is summed.
+  // Stage times, waiting for the stream to pass each stage's end; a stage
+  // run more than once (per chunk) is summed.
   StageTimeList read() {
     StageTimeList out;
     for (auto& [name, start, stop] : marks_) {
       float ms = 0;
+      GPUOLAP_CUDA_CHECK(cudaEventSynchronize(stop));
       GPUOLAP_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
       auto same = std::find_if(out.begin(), out.end(), [&](const auto& stage) { return stage.first == name; });
       if (same != out.end()) same->second += ms;

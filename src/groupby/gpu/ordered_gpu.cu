@@ -253,8 +253,8 @@ OrderedResult OrderedRunner::download(const OrderedInput& input, const DeviceAgg
   auto* base = static_cast<std::uint8_t*>(download_.data());
   for (const Piece& p : pieces)
     if (p.bytes) GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(base + p.at, p.from, p.bytes, cudaMemcpyDeviceToHost, s));
-  GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(s));
   clock.stop();
+  GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(s));
   const auto columns_start = std::chrono::steady_clock::now();
   const auto at = [&](std::size_t i) -> const void* { return pieces[i].bytes ? base + pieces[i].at : nullptr; };
   const auto words = [&](std::size_t i) { return static_cast<const std::uint64_t*>(at(i)); };
