@@ -4,21 +4,40 @@
 // 4 KiB page was most of the time of opening a table file and of generating
 // SF 10 lineitem (17 s of system time for 5 GB). Where the kernel does not
 // grant huge pages the advice is ignored.
+//
+// The memory is also first touched on all threads before the vector's own
+// (serial) zero-fill: faulting 15 M groups' 120 MB columns in on one thread
+// was most of the 70 ms that a GROUP BY's groups took to reach their result
+// columns on a 16-core host; the fill then runs over resident pages.
 #include <sys/mman.h>
 
+#include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 namespace gpuolap {
 
+// Writes zeros over `bytes` bytes at `data` in parallel blocks (TBB), so
+// that their pages are faulted in by every thread at once. Below a few
+// megabytes it runs on the calling thread.
+void touch_in_parallel(void* data, std::size_t bytes);
+
 template <class T>
 void resize_on_huge_pages(std::vector<T>& v, std::size_t n) {
+  static_assert(std::is_trivially_copyable_v<T>, "only columns of plain values");
+  if (n <= v.size()) {
+    v.resize(n);
+    return;
+  }
   v.reserve(n);
   constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
   const auto begin = reinterpret_cast<std::uintptr_t>(v.data());
   const std::uintptr_t end = begin + n * sizeof(T);
   const std::uintptr_t first = (begin + kHuge - 1) & ~(kHuge - 1);
   if (end > first + kHuge) ::madvise(reinterpret_cast<void*>(first), (end - first) & ~(kHuge - 1), MADV_HUGEPAGE);
+  // The capacity past the current size: storage not yet holding elements.
+  touch_in_parallel(v.data() + v.size(), (n - v.size()) * sizeof(T));
   v.resize(n);
 }
 

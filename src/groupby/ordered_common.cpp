@@ -265,7 +265,7 @@ ResultColumn finish_aggregate(const OrderedInput& input, std::size_t a, const Ag
   out.type = aggregate_type(input, input.aggregates[a]);
   // Fresh result columns on huge pages: at 15 M groups the faults of 4 KiB
   // pages were most of the time the groups took to come back.
-  if (slot.keeps_count && count) out.nulls.assign(groups, 0);
+  if (slot.keeps_count && count) resize_on_huge_pages(out.nulls, groups);
   if (out.type == ValueType::Double) resize_on_huge_pages(out.doubles, groups);
   else resize_on_huge_pages(out.ints, groups);
   const std::size_t overflow = finish_aggregate_into(slot, groups, bits, high, count, out, 0);

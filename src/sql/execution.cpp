@@ -16,6 +16,7 @@
 
 #include "gpuolap/elapsed.hpp"
 #include "gpuolap/error.hpp"
+#include "gpuolap/huge_pages.hpp"
 #include "sql/binder.hpp"
 #include "sql/concatenate.hpp"
 
@@ -766,7 +767,7 @@ void Groups::finish() {
 std::vector<std::uint32_t> Groups::visible_groups() const {
   std::vector<std::uint32_t> out;
   if (visible_sets >= sets.size()) {  // every group (15 M of them in one set took a serial pass)
-    out.resize(set_of.size());
+    resize_on_huge_pages(out, set_of.size());
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, out.size(), 1 << 16), [&](const auto& r) {
       for (std::size_t g = r.begin(); g < r.end(); ++g) out[g] = static_cast<std::uint32_t>(g);
     });

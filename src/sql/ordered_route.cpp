@@ -6,6 +6,7 @@
 
 #include "gpuolap/elapsed.hpp"
 #include "gpuolap/error.hpp"
+#include "gpuolap/huge_pages.hpp"
 #include "groupby/ordered_aggregation.hpp"
 #include "sql/cube_route.hpp"
 #include "sql/execution.hpp"
@@ -110,7 +111,7 @@ std::shared_ptr<const ResidentEntry> resident_columns(const std::shared_ptr<cons
 // `source`, the table column they came from.
 ValueVector values_of(groupby::ResultColumn& c, std::size_t rows, SqlType type, const table::Column& source) {
   ValueVector v(type);
-  if (c.nulls.empty()) v.nulls.assign(rows, 0);
+  if (c.nulls.empty()) resize_on_huge_pages(v.nulls, rows);  // zeros: no NULL
   else v.nulls = std::move(c.nulls);
   switch (type) {
     case SqlType::Double:
@@ -185,7 +186,7 @@ QueryResult run_ordered_route(const LogicalQuery& q, const SourceText& source, c
   // The groups of the one set: keys in the query's order, then the finals.
   start = std::chrono::steady_clock::now();
   execution::Groups groups(q, source, q.grouping_sets, 1, limits.max_rows);
-  groups.set_of.assign(r.groups, 0);
+  resize_on_huge_pages(groups.set_of, r.groups);  // every group in set 0
   for (std::size_t k = 0; k < q.group_keys.size(); ++k) {
     const table::Column& c = column_of(q, *q.group_keys[k]);
     const auto at = std::find_if(host.keys.begin(), host.keys.end(), [&](const auto& v) { return v.name == c.name; });
