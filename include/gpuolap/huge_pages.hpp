@@ -36,7 +36,9 @@ void resize_on_huge_pages(std::vector<T>& v, std::size_t n) {
   const std::uintptr_t end = begin + n * sizeof(T);
   const std::uintptr_t first = (begin + kHuge - 1) & ~(kHuge - 1);
   if (end > first + kHuge) ::madvise(reinterpret_cast<void*>(first), (end - first) & ~(kHuge - 1), MADV_HUGEPAGE);
-  // The capacity past the current size: storage not yet holding elements.
+  // The capacity past the current size, written as raw bytes before any
+  // element lives there; resize then value-initializes the elements over
+  // the resident pages (one more pass, on one thread).
   touch_in_parallel(v.data() + v.size(), (n - v.size()) * sizeof(T));
   v.resize(n);
 }

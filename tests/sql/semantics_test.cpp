@@ -77,6 +77,11 @@ TEST(SqlSemantics, GroupColumnsReadOnceOrSeveralTimes) {
               "k,sum,k2,d\n1,4,1,8\n2,2,2,4\n,8,,16\n");
     EXPECT_EQ(csv("SELECT k FROM f GROUP BY k ORDER BY sum(v) DESC"), "k\n\n1\n2\n");
     EXPECT_EQ(csv("SELECT k, sum(v) FROM f GROUP BY k HAVING sum(v) > 3 ORDER BY k"), "k,sum\n1,4\n,8\n");
+    // Read once each, by a CASE (its branch reads sum(v) at some groups
+    // only: copied) beside GROUPING() over ROLLUP's sets.
+    EXPECT_EQ(csv("SELECT CASE WHEN k IS NULL THEN sum(v) ELSE -1 END AS c, GROUPING(k) AS g FROM f "
+                  "GROUP BY ROLLUP (k) ORDER BY g, c"),
+              "c,g\n-1,0\n-1,0\n8,0\n14,1\n");
   }
 }
 
