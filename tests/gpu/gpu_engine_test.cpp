@@ -123,7 +123,9 @@ TEST(GpuEngine, SumsTooWideForCarrySaveLimbsUseTheWords) {
         EXPECT_EQ(said_limbs, grid.limb_bits > 0) << e->last_plan();
         (grid.limb_bits ? limbs : words) += 1;
       }
-      if (too_wide) EXPECT_EQ(grid.limb_bits, 0);
+      if (too_wide) {
+        EXPECT_EQ(grid.limb_bits, 0);
+      }
     }
   }
   EXPECT_GT(words, 20);

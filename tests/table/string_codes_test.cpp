@@ -104,7 +104,9 @@ TEST(StringCodes, BytesEqualSeesEveryByteOfEveryLength) {
       b[at] = static_cast<char>(b[at] ^ (1 << (at % 8)));
       EXPECT_FALSE(bytes_equal(a, b)) << n << " " << at;
     }
-    if (n > 0) EXPECT_FALSE(bytes_equal(a, std::string_view(a).substr(1))) << n;
+    if (n > 0) {
+      EXPECT_FALSE(bytes_equal(a, std::string_view(a).substr(1))) << n;
+    }
   }
   EXPECT_TRUE(bytes_equal(std::string_view(nullptr, 0), ""));
 }
