@@ -19,8 +19,8 @@
 namespace gpuolap {
 
 // Writes zeros over `bytes` bytes at `data` in parallel blocks (TBB), so
-// that their pages are faulted in by every thread at once. Below a few
-// megabytes it runs on the calling thread.
+// that their pages are faulted in by every thread at once. Below 8 MB it
+// writes nothing: the caller's own fill faults those few pages in.
 void touch_in_parallel(void* data, std::size_t bytes);
 
 template <class T>

@@ -10,10 +10,9 @@ namespace gpuolap {
 void touch_in_parallel(void* data, std::size_t bytes) {
   constexpr std::size_t kBlock = std::size_t{2} << 20;  // a huge page
   auto* base = static_cast<unsigned char*>(data);
-  if (bytes < 4 * kBlock) {
-    std::memset(base, 0, bytes);
-    return;
-  }
+  // Fewer pages are left to the caller's own fill: touching them here too
+  // would only write them twice.
+  if (bytes < 4 * kBlock) return;
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, bytes, kBlock), [&](const tbb::blocked_range<std::size_t>& r) {
     std::memset(base + r.begin(), 0, r.size());
   });

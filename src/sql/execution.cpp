@@ -787,7 +787,9 @@ class GroupColumns : public LeafSource {
   explicit GroupColumns(Groups& g) : g_(g) {}
   // Columns of the groups that a read hands over instead of copying: each
   // is read once, for every group in order (see finish_groups).
-  void hand_over(std::set<std::pair<ExprKind, int>> columns) { handed_over_ = std::move(columns); }
+  void hand_over(const std::set<std::pair<ExprKind, int>>& columns) {
+    for (const auto& c : columns) state_[c] = State::HandedOver;
+  }
   ValueVector leaf(const Expr& e, const std::vector<std::uint32_t>& positions) const override {
     if (e.kind == ExprKind::Grouping) {
       ValueVector out(SqlType::Int64);
@@ -799,19 +801,20 @@ class GroupColumns : public LeafSource {
       return out;
     }
     ValueVector& from = e.kind == ExprKind::GroupKey ? g_.keys[e.index] : g_.finals[e.index];
-    const std::pair<ExprKind, int> column{e.kind, e.index};
-    if (handed_over_.count(column) && positions.size() == from.size()) {
-      handed_over_.erase(column);
-      gone_.insert(column);
+    const auto at = state_.find({e.kind, e.index});
+    if (at != state_.end() && at->second == State::Moved)
+      throw std::logic_error("a column of the groups was read after it was handed over");
+    if (at != state_.end() && positions.size() == from.size()) {
+      at->second = State::Moved;
       return std::move(from);
     }
-    if (gone_.count(column)) throw std::logic_error("a column of the groups was read after it was handed over");
     return gather_rows(from, positions);
   }
 
  private:
+  enum class State : std::uint8_t { HandedOver, Moved };
   Groups& g_;
-  mutable std::set<std::pair<ExprKind, int>> handed_over_, gone_;
+  mutable std::map<std::pair<ExprKind, int>, State> state_;
 };
 
 // How often each column of the groups (a GROUP BY key or an aggregate) is
@@ -850,7 +853,7 @@ QueryResult finish_groups(const LogicalQuery& q, Groups&& groups, const SourceTe
     std::set<std::pair<ExprKind, int>> once;
     for (const auto& [column, n] : reads)
       if (n == 1) once.insert(column);
-    leaves.hand_over(std::move(once));
+    leaves.hand_over(once);
   }
   Clock::time_point start = Clock::now();
   std::vector<ValueVector> outputs, order_keys;
