@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <random>
 #include <set>
@@ -82,6 +83,44 @@ TEST(StringCodes, MergedPartsMakeOneDictionaryInByteOrder) {
   for (std::size_t i = 0; i < strings.size(); ++i)
     EXPECT_EQ(merged.dictionary[static_cast<std::size_t>(merged.codes[i % 4][static_cast<std::size_t>(local[i % 4][i / 4])])],
               strings[i]);
+}
+
+TEST(StringCodes, MergedDictionaryOrdersLongSharedPrefixesTrailingZerosAndRepeatsOverManyParts) {
+  // Enough strings that the sort's first levels run in parallel (runs of
+  // more than 2^16 equal words): prefixes shared for 0 to 70 bytes (several
+  // levels of 8), strings that differ only by trailing NUL bytes, one string
+  // as long as 300 shared bytes, and every string in several of 40 parts.
+  std::mt19937 rng(11);
+  const std::string shared(300, 'q');
+  std::vector<std::string> strings;
+  for (std::size_t i = 0; i < 200'000; ++i) {
+    std::string s = shared.substr(0, std::array<std::size_t, 5>{0, 7, 8, 23, 70}[rng() % 5]);
+    const std::size_t len = rng() % 10;
+    for (std::size_t c = 0; c < len; ++c) s.push_back(static_cast<char>(rng() % 3 ? 'a' + rng() % 3 : rng() % 256));
+    if (rng() % 4 == 0) s.append(rng() % 9, '\0');
+    strings.push_back(std::move(s));
+  }
+  strings.push_back(shared);
+  strings.push_back(shared + std::string(1, '\0'));
+  strings.push_back("");
+  std::vector<StringCodes> coders(40);
+  std::vector<std::vector<std::pair<std::int32_t, std::size_t>>> coded(40);  // (local code, string) per part
+  for (std::size_t i = 0; i < strings.size(); ++i)
+    for (std::size_t k = 0; k < 1 + i % 3; ++k) {
+      const std::size_t part = (i * 7 + k * 13) % 40;
+      coded[part].emplace_back(coders[part].code(strings[i]), i);
+    }
+  std::vector<const StringCodes*> parts;
+  for (const StringCodes& c : coders) parts.push_back(&c);
+  const MergedDictionary merged = merge_dictionaries(parts, "column x");
+  const std::set<std::string> sorted(strings.begin(), strings.end());
+  ASSERT_EQ(merged.dictionary.size(), sorted.size());
+  EXPECT_TRUE(std::equal(sorted.begin(), sorted.end(), merged.dictionary.begin(), merged.dictionary.end()));
+  for (std::size_t part = 0; part < 40; ++part)
+    for (const auto& [local, i] : coded[part])
+      ASSERT_EQ(merged.dictionary[static_cast<std::size_t>(merged.codes[part][static_cast<std::size_t>(local)])],
+                strings[i])
+          << part << " " << i;
 }
 
 TEST(StringCodes, BytesLessIsStdStringOrder) {
