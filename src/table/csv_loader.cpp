@@ -14,6 +14,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <numeric>
 #include <optional>
 #include <stdexcept>
 #include <unordered_map>
@@ -91,12 +92,13 @@ class Tokenizer {
       : begin_(begin), end_(end), where_(where), names_(names) {}
 
   // Calls on_record(fields, line) for each record starting before
-  // `chunk_end`, from `pos` (a record start on line `line`); returns where the
-  // last one ended.
+  // `chunk_end`, from `pos` (a record start on line `line`), at most `most`
+  // of them; returns where the last one ended.
   template <class OnRecord>
-  const char* each_record(const char* pos, const char* chunk_end, std::uint64_t line, OnRecord&& on_record) {
+  const char* each_record(const char* pos, const char* chunk_end, std::uint64_t line, OnRecord&& on_record,
+                          std::size_t most = SIZE_MAX) {
     std::vector<Field>& fields = fields_;
-    while (pos < chunk_end) {
+    for (std::size_t records = 0; pos < chunk_end && records < most;) {
       if (*pos == '\n') {
         ++pos, ++line;
         continue;
@@ -151,6 +153,7 @@ class Tokenizer {
         break;
       }
       on_record(fields, record_line, pos);
+      ++records;
     }
     return pos;
   }
@@ -223,14 +226,90 @@ ColumnType type_of_fits(std::uint8_t fits, bool any_value) {
   return ColumnType::String;
 }
 
+// The types that every value of a type fits (an int64 is a double too).
+std::uint8_t fits_of_type(ColumnType type) {
+  switch (type) {
+    case ColumnType::Int64: return kFitsInt64 | kFitsDouble;
+    case ColumnType::Double: return kFitsDouble;
+    case ColumnType::Date: return kFitsDate;
+    case ColumnType::String: break;
+  }
+  return 0;
+}
+
+// What a value of a type must be, for messages.
+const char* described(ColumnType type) {
+  switch (type) {
+    case ColumnType::Int64: return "an int64 (an integer within 64 bits)";
+    case ColumnType::Double: return "a double (a finite number)";
+    case ColumnType::Date: return "a date (YYYY-MM-DD)";
+    case ColumnType::String: break;
+  }
+  return "a string";
+}
+
+// Records of each chunk whose values guess the undeclared columns' types.
+constexpr std::size_t kSampleRecords = 1024;
+
+// The column's values array (as its type keeps them) resized to `rows`.
+void size_values(Column& col, std::size_t rows) {
+  switch (col.type) {
+    case ColumnType::Int64: resize_on_huge_pages(col.int64s, rows); break;
+    case ColumnType::Double: resize_on_huge_pages(col.doubles, rows); break;
+    case ColumnType::Date:
+    case ColumnType::String: resize_on_huge_pages(col.int32s, rows); break;
+  }
+}
+
+// Rows [from, from + count) of the column's values and NULL flags moved to
+// `to` (not after `from`; the ranges may overlap).
+void move_rows(Column& col, std::size_t from, std::size_t to, std::size_t count) {
+  auto move = [&](auto& values) { std::memmove(values.data() + to, values.data() + from, count * sizeof values[0]); };
+  switch (col.type) {
+    case ColumnType::Int64: move(col.int64s); break;
+    case ColumnType::Double: move(col.doubles); break;
+    case ColumnType::Date:
+    case ColumnType::String: move(col.int32s); break;
+  }
+  move(col.nulls);
+}
+
+// A value that is not NULL written at `row` as `type` (a string coded by
+// `codes`); false where the text is no value of that type.
+bool write_value(Column& col, ColumnType type, std::string_view text, std::size_t row, StringCodes& codes) {
+  switch (type) {
+    case ColumnType::Int64: return parse_int64(text, col.int64s[row]);
+    case ColumnType::Double: return parse_double(text, col.doubles[row]);
+    case ColumnType::Date: return parse_date(text, col.int32s[row]);
+    case ColumnType::String: col.int32s[row] = codes.code(text); return true;
+  }
+  return false;
+}
+
+// What the reading of one chunk saw of a column whose type was guessed.
+struct Seen {
+  bool any_value = false;     // a field that is not empty
+  bool quoted_empty = false;  // a quoted empty field (NULL unless the column is string)
+  bool as_guessed = false;    // a value of the guessed type
+  bool refused = false;       // a value that is not
+  std::uint8_t refused_fits = kFitsAll;  // the types that every refused value fits
+};
+
 struct Chunk {
   const char* start = nullptr;  // a record start
   const char* end = nullptr;    // the next chunk's start
   std::uint64_t line = 0;       // of `start`
+  // At most this many records: one a line break, and one more for the
+  // file's last record if no line break ends it. The reading writes the
+  // chunk's rows from `bound_row`, the bounds of the chunks before summed,
+  // and they move to `first_row` once every chunk's count is known.
+  std::size_t max_rows = 0;
+  std::size_t bound_row = 0;
   std::size_t first_row = 0;
   std::size_t rows = 0;
-  std::vector<std::uint8_t> fits;  // per column
+  std::vector<std::uint8_t> fits;  // per column, of the sample (its first records)
   std::vector<std::uint8_t> any_value;
+  std::vector<Seen> seen;  // per column
   // Per column: the strings of a string column coded here, in order of first
   // sight; the codes written are these until they are remapped.
   std::vector<StringCodes> distinct;
@@ -274,7 +353,12 @@ std::vector<Chunk> cut_chunks(const char* body, const char* end, std::uint64_t b
       chunks.push_back(std::move(c));
     }
   }
-  for (std::size_t i = 0; i < chunks.size(); ++i) chunks[i].end = i + 1 < chunks.size() ? chunks[i + 1].start : end;
+  const std::size_t all_lines = std::accumulate(lines.begin(), lines.end(), std::size_t{0});
+  for (std::size_t i = 0; i < chunks.size(); ++i) {
+    const bool last = i + 1 == chunks.size();
+    chunks[i].end = last ? end : chunks[i + 1].start;
+    chunks[i].max_rows = last ? body_line + all_lines - chunks[i].line + 1 : chunks[i + 1].line - chunks[i].line;
+  }
   return chunks;
 }
 
@@ -363,23 +447,93 @@ Table parse_csv(std::string_view text, const std::string& where, const CsvLoadOp
     return first;
   };
 
-  // Pass 1: records per chunk and the types that fit.
-  std::atomic<bool> misaligned = false;
+  // The types of the columns not declared, guessed from a sample: the first
+  // records of every chunk, spread over the file. The file is then read
+  // once with those types; a column with a value the guess does not fit
+  // (rare: a column of integers with a fraction deep in the file) gets the
+  // type that every value fits and is read again on its own. So the types
+  // are those of all the values, as if each were tried first, while most
+  // files are tokenized once. (Errors in the sample are left to the reading.)
   tbb::parallel_for(std::size_t{0}, chunks.size(), [&](std::size_t i) {
     Chunk& c = chunks[i];
     c.fits.assign(columns, kFitsAll);
     c.any_value.assign(columns, 0);
     try {
       Tokenizer t(begin, end, where, &names);
-      const char* stop = t.each_record(c.start, c.end, c.line, [&](const std::vector<Field>& fields, std::uint64_t line,
-                                                                    const char*) {
+      t.each_record(
+          c.start, c.end, c.line,
+          [&](const std::vector<Field>& fields, std::uint64_t, const char*) {
+            for (std::size_t k = 0; k < std::min(columns, fields.size()); ++k) {
+              if (declared[k] || fields[k].text.empty()) continue;
+              c.any_value[k] = 1;
+              if (c.fits[k]) c.fits[k] &= fits_of(fields[k].text, c.fits[k]);
+            }
+          },
+          kSampleRecords);
+    } catch (const CsvError&) {
+    }
+  });
+  std::vector<ColumnType> guessed(columns);
+  for (std::size_t k = 0; k < columns; ++k) {
+    std::uint8_t fits = kFitsAll;
+    bool any = false;
+    for (const Chunk& c : chunks) fits &= c.fits[k], any = any || c.any_value[k];
+    // With no value in the sample, the narrowest type: the reading widens it.
+    guessed[k] = declared[k] ? *declared[k] : any ? type_of_fits(fits, true) : ColumnType::Int64;
+  }
+
+  Table table;
+  table.name = options.table_name;
+  std::size_t bound_rows = 0;
+  for (Chunk& c : chunks) {
+    c.bound_row = bound_rows;
+    bound_rows += c.max_rows;
+  }
+  for (std::size_t k = 0; k < columns; ++k) {
+    Column col;
+    col.name = names[k];
+    col.type = guessed[k];
+    size_values(col, bound_rows);
+    resize_on_huge_pages(col.nulls, bound_rows);
+    table.columns.push_back(std::move(col));
+  }
+
+  // The reading: every column's values, each chunk's rows from its bound_row.
+  std::atomic<bool> misaligned = false;
+  tbb::parallel_for(std::size_t{0}, chunks.size(), [&](std::size_t i) {
+    Chunk& c = chunks[i];
+    c.distinct.resize(columns);
+    c.seen.assign(columns, Seen{});
+    std::string unescaped;  // a field that had "" in it, unescaped
+    try {
+      Tokenizer t(begin, end, where, &names);
+      const char* stop = t.each_record(c.start, c.end, c.line, [&](const std::vector<Field>& fields,
+                                                                    std::uint64_t line, const char*) {
         if (fields.size() != columns)
           t.fail(fields.front().text.data(), line, std::min(fields.size(), columns) - (fields.size() < columns),
                  fmt::format("{} fields; the header has {}", fields.size(), columns));
+        if (c.rows == c.max_rows) throw std::logic_error(fmt::format("{}: more records in a CSV chunk than line breaks", where));
+        const std::size_t row = c.bound_row + c.rows;
         for (std::size_t k = 0; k < columns; ++k) {
-          if (declared[k] || fields[k].text.empty()) continue;
-          c.any_value[k] = 1;
-          if (c.fits[k]) c.fits[k] &= fits_of(fields[k].text, c.fits[k]);
+          const Field& f = fields[k];
+          Column& col = table.columns[k];
+          Seen& seen = c.seen[k];
+          seen.any_value = seen.any_value || !f.text.empty();
+          seen.quoted_empty = seen.quoted_empty || (f.quoted && f.text.empty());
+          if (f.text.empty() && !(f.quoted && col.type == ColumnType::String)) {
+            col.nulls[row] = 1;
+            continue;
+          }
+          // Used before the next field: the strings' codes keep copies of their own.
+          const std::string_view text = f.escaped ? std::string_view(unescaped = unescape(f.text)) : f.text;
+          if (write_value(col, col.type, text, row, c.distinct[k])) {
+            seen.as_guessed = true;
+          } else if (declared[k]) {
+            t.fail(f.text.data(), f.line, k, fmt::format("'{}' is not {}", clip_for_message(text), described(col.type)));
+          } else {
+            seen.refused = true;
+            seen.refused_fits &= fits_of(text, kFitsAll);
+          }
         }
         ++c.rows;
       });
@@ -393,81 +547,75 @@ Table parse_csv(std::string_view text, const std::string& where, const CsvLoadOp
   // tokenizer accepts, quotes come in pairs, so a line break after an even
   // number of them ends a record. A chunk ending elsewhere is a bug here.
   if (misaligned) throw std::logic_error(fmt::format("{}: CSV chunks cut away from record starts", where));
-
-  Table table;
-  table.name = options.table_name;
   std::size_t rows = 0;
   for (Chunk& c : chunks) {
     c.first_row = rows;
     rows += c.rows;
   }
   if (rows > std::size_t{UINT32_MAX}) throw InputError(fmt::format("{}: more than 2^32 rows", where));
-  for (std::size_t k = 0; k < columns; ++k) {
-    Column col;
-    col.name = names[k];
-    if (declared[k]) {
-      col.type = *declared[k];
-    } else {
-      std::uint8_t fits = kFitsAll;
-      bool any = false;
-      for (const Chunk& c : chunks) fits &= c.fits[k], any = any || c.any_value[k];
-      col.type = type_of_fits(fits, any);
-    }
-    switch (col.type) {
-      case ColumnType::Int64: resize_on_huge_pages(col.int64s, rows); break;
-      case ColumnType::Double: resize_on_huge_pages(col.doubles, rows); break;
-      case ColumnType::Date:
-      case ColumnType::String: resize_on_huge_pages(col.int32s, rows); break;
-    }
-    resize_on_huge_pages(col.nulls, rows);
-    table.columns.push_back(std::move(col));
-  }
 
-  // Pass 2: the values.
-  tbb::parallel_for(std::size_t{0}, chunks.size(), [&](std::size_t i) {
-    Chunk& c = chunks[i];
-    c.distinct.resize(columns);
-    std::vector<StringCodes>& codes = c.distinct;
-    std::string unescaped;  // a field that had "" in it, unescaped
-    std::size_t row = c.first_row;
-    try {
+  // Each chunk's rows moved down to their place, in order (a chunk's rows
+  // fall short of its bound by its blank lines and its quoted line breaks:
+  // most files have none, and nothing moves).
+  tbb::parallel_for(std::size_t{0}, columns, [&](std::size_t k) {
+    Column& col = table.columns[k];
+    for (const Chunk& c : chunks)
+      if (c.first_row != c.bound_row) {
+        move_rows(col, c.bound_row, c.first_row, c.rows);
+      }
+    size_values(col, rows);
+    col.nulls.resize(rows);
+  });
+
+  // The columns whose guess a value refused, and those with no value at all
+  // (string, where a quoted empty field is the empty string, not NULL):
+  // their type is the one every value fits, and they are read again.
+  std::vector<std::size_t> again;
+  for (std::size_t k = 0; k < columns; ++k) {
+    if (declared[k]) continue;
+    Seen all;
+    for (const Chunk& c : chunks) {
+      const Seen& s = c.seen[k];
+      all.any_value |= s.any_value, all.quoted_empty |= s.quoted_empty, all.as_guessed |= s.as_guessed;
+      all.refused |= s.refused, all.refused_fits &= s.refused_fits;
+    }
+    Column& col = table.columns[k];
+    ColumnType type = col.type;
+    if (!all.any_value)
+      type = ColumnType::String;
+    else if (all.refused)
+      type = type_of_fits((all.as_guessed ? fits_of_type(col.type) : std::uint8_t{kFitsAll}) & all.refused_fits, true);
+    if (type == col.type) continue;
+    col.int64s = {}, col.doubles = {}, col.int32s = {};
+    col.type = type;
+    size_values(col, rows);
+    if (all.any_value || all.quoted_empty) {
+      std::fill(col.nulls.begin(), col.nulls.end(), 0);
+      again.push_back(k);
+    }  // (else every row is NULL already)
+  }
+  if (!again.empty()) {
+    tbb::parallel_for(std::size_t{0}, chunks.size(), [&](std::size_t i) {
+      Chunk& c = chunks[i];
+      std::string unescaped;
+      std::size_t row = c.first_row;
       Tokenizer t(begin, end, where, &names);
       t.each_record(c.start, c.end, c.line, [&](const std::vector<Field>& fields, std::uint64_t, const char*) {
-        for (std::size_t k = 0; k < columns; ++k) {
+        for (std::size_t k : again) {
           const Field& f = fields[k];
           Column& col = table.columns[k];
           if (f.text.empty() && !(f.quoted && col.type == ColumnType::String)) {
             col.nulls[row] = 1;
             continue;
           }
-          std::string_view text = f.text;
-          // Used before the next field: the strings' codes keep copies of their own.
-          if (f.escaped) text = unescaped = unescape(f.text);
-          auto bad = [&](const char* what) {
-            t.fail(f.text.data(), f.line, k, fmt::format("'{}' is not {}", clip_for_message(text), what));
-          };
-          switch (col.type) {
-            case ColumnType::Int64:
-              if (!parse_int64(text, col.int64s[row])) bad("an int64 (an integer within 64 bits)");
-              break;
-            case ColumnType::Double:
-              if (!parse_double(text, col.doubles[row])) bad("a double (a finite number)");
-              break;
-            case ColumnType::Date:
-              if (!parse_date(text, col.int32s[row])) bad("a date (YYYY-MM-DD)");
-              break;
-            case ColumnType::String:
-              col.int32s[row] = codes[k].code(text);
-              break;
-          }
+          const std::string_view text = f.escaped ? std::string_view(unescaped = unescape(f.text)) : f.text;
+          if (!write_value(col, col.type, text, row, c.distinct[k]))
+            throw std::logic_error(fmt::format("{}: a CSV value unfit for the type inferred from all of them", where));
         }
         ++row;
       });
-    } catch (const CsvError& e) {
-      c.error = e;
-    }
-  });
-  if (auto e = first_error()) throw InputError(e->message);
+    });
+  }
 
   // Dictionaries: every chunk's distinct strings sorted together into one
   // in byte order, and each chunk's codes remapped.

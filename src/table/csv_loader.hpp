@@ -15,8 +15,10 @@
 //   inside quoted fields) and, for a field, its column by number and name.
 //
 // The file is read through a memory map and parsed in parallel chunks cut at
-// record starts (found by the parity of the quotes before them); every chunk
-// is tokenized twice, once to infer the types and once to convert.
+// record starts (found by the parity of the quotes before them). The types
+// are guessed from the first records of every chunk and the file is
+// tokenized once with them; only a column with a value the guess does not
+// fit is read again, as the type that all its values fit.
 #pragma once
 
 #include <filesystem>

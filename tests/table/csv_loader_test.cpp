@@ -201,6 +201,53 @@ TEST_F(CsvLoad, SortBySortsAndRecordsTheOrder) {
   EXPECT_NE(error("g,v\nb,2\n3\n", o).find("--sort-by"), std::string::npos);  // refused before the body is read
 }
 
+// The types are guessed from each chunk's first records; values past them
+// that the guess does not fit must give the type of all the values, as if
+// every value had been tried, with every value read as that type.
+TEST_F(CsvLoad, ValuesPastTheSampledRecordsWidenTheGuessedTypes) {
+  const int rows = 300000;  // many chunks, each sampled only at its start
+  const int late = 277777;  // far past the first records of its chunk
+  std::string csv = "id,to_double,to_string,null_then_date,dates_then_number,all_null,quoted_empty,ints\n";
+  for (int r = 0; r < rows; ++r) {
+    const bool at = r == late;
+    csv += fmt::format("{},{},{},{},{},,{},{}\n", r, at ? "2.5" : std::to_string(r), at ? "x" : std::to_string(r),
+                       r < late ? "" : "2024-02-29", at ? "17" : "2000-01-01", at ? "\"\"" : "", r % 5);
+  }
+  const Table t = load(csv);
+  ASSERT_EQ(t.row_count(), static_cast<std::size_t>(rows));
+  EXPECT_EQ(t.find("id")->type, ColumnType::Int64);
+  EXPECT_EQ(t.find("ints")->type, ColumnType::Int64);
+  EXPECT_EQ(t.find("to_double")->type, ColumnType::Double);
+  EXPECT_EQ(t.find("to_string")->type, ColumnType::String);
+  EXPECT_EQ(t.find("null_then_date")->type, ColumnType::Date);
+  EXPECT_EQ(t.find("dates_then_number")->type, ColumnType::String);
+  EXPECT_EQ(t.find("all_null")->type, ColumnType::String);
+  EXPECT_EQ(t.find("quoted_empty")->type, ColumnType::String);
+  const std::vector<std::string> to_string = strings(t, "to_string");
+  const std::vector<std::string> dates_then_number = strings(t, "dates_then_number");
+  const std::vector<std::string> quoted_empty = strings(t, "quoted_empty");
+  for (int r = 0; r < rows; ++r) {
+    const bool at = r == late;
+    ASSERT_EQ(t.find("id")->int64s[r], r);
+    ASSERT_EQ(t.find("to_double")->doubles[r], at ? 2.5 : r) << r;
+    ASSERT_EQ(to_string[r], at ? "x" : std::to_string(r)) << r;
+    ASSERT_EQ(t.find("null_then_date")->is_null(r), r < late) << r;
+    if (r >= late) ASSERT_EQ(format_date(t.find("null_then_date")->int32s[r]), "2024-02-29");
+    ASSERT_EQ(dates_then_number[r], at ? "17" : "2000-01-01") << r;
+    ASSERT_TRUE(t.find("all_null")->is_null(r)) << r;
+    ASSERT_EQ(quoted_empty[r], at ? "" : "<NULL>") << r;  // a quoted empty field is the empty string
+    ASSERT_EQ(t.find("ints")->int64s[r], r % 5);
+  }
+  EXPECT_TRUE(t.find("all_null")->dictionary.empty());
+  EXPECT_TRUE(t.find("to_double")->nulls.empty());
+  check_table(t);
+  // A declared type is not guessed: a late value it does not fit is an error.
+  CsvLoadOptions declared;
+  declared.types = {{"to_double", ColumnType::Int64}};
+  EXPECT_NE(error(csv, declared).find(fmt::format("line {}, column 2 (to_double): '2.5' is not an int64", late + 2)),
+            std::string::npos);
+}
+
 // A file large enough for many parallel chunks, with quoted line breaks and
 // commas everywhere, read the same as the serial reading of its rows.
 TEST_F(CsvLoad, ParallelChunksReadWhatWasWritten) {
