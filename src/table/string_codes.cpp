@@ -161,17 +161,17 @@ bool bytes_less(std::string_view a, std::string_view b) {
 
 namespace {
 
-// A string to be sorted, with the part and the part's code it came from.
-struct SortEntry {
-  std::string_view text;
-  std::uint32_t part, local;
-};
-
-// An entry's 8 bytes from `depth`, big-endian and zero padded: ordered as
-// those bytes of the strings are.
+// A string to be sorted: its 8 bytes from the sort's depth, big-endian and
+// zero padded (ordered as those bytes of the strings are), its bytes, and
+// its place among every part's strings. The bytes are kept here, not
+// looked up through the place: each level of the sort reads every string,
+// and that look-up was a cache miss of its own.
 struct Keyed {
   std::uint64_t word;
+  const char* data;
+  std::uint32_t size;  // (StringCodes keeps a string's size in 32 bits)
   std::uint32_t entry;
+  std::string_view text() const { return {data, size}; }
 };
 
 std::uint64_t word_at(std::string_view s, std::size_t depth) {
@@ -202,8 +202,7 @@ constexpr std::size_t kParallelDepth = 64;
 // strings that go on, which follow them.
 class WordSort {
  public:
-  WordSort(const std::vector<SortEntry>& entries, std::size_t parallel_above)
-      : entries_(entries), parallel_above_(parallel_above) {}
+  explicit WordSort(std::size_t parallel_above) : parallel_above_(parallel_above) {}
 
   void sort(Keyed* first, Keyed* last, std::size_t depth) const {
     const auto n = static_cast<std::size_t>(last - first);
@@ -225,7 +224,7 @@ class WordSort {
   }
 
  private:
-  std::string_view text(const Keyed& k) const { return entries_[k.entry].text; }
+  static std::string_view text(const Keyed& k) { return k.text(); }
 
   // A run of equal words at `depth`: the strings ending there first, by
   // size, then the rest sorted from depth + 8.
@@ -267,7 +266,6 @@ class WordSort {
     }
   }
 
-  const std::vector<SortEntry>& entries_;
   std::size_t parallel_above_;
 };
 
@@ -278,33 +276,61 @@ MergedDictionary merge_dictionaries(const std::vector<const StringCodes*>& codes
   for (const StringCodes* c : codes) parts.push_back(&c->strings());
   std::vector<std::size_t> offsets(parts.size() + 1, 0);
   for (std::size_t i = 0; i < parts.size(); ++i) offsets[i + 1] = offsets[i] + parts[i]->size();
-  if (offsets.back() > std::size_t{UINT32_MAX})
+  const std::size_t n = offsets.back();
+  if (n > std::size_t{UINT32_MAX})
     throw InputError(fmt::format("{} has more than 2^32 strings over its parts (the distinct ones of each)", what));
-  std::vector<SortEntry> entries(offsets.back());
-  std::vector<Keyed> keys(offsets.back());
+  std::vector<Keyed> keys(n);
   tbb::parallel_for(std::size_t{0}, parts.size(), [&](std::size_t i) {
     for (std::size_t l = 0; l < parts[i]->size(); ++l) {
-      const std::size_t e = offsets[i] + l;
-      entries[e] = SortEntry{(*parts[i])[l], static_cast<std::uint32_t>(i), static_cast<std::uint32_t>(l)};
-      keys[e].entry = static_cast<std::uint32_t>(e);
+      const std::string_view text = (*parts[i])[l];
+      keys[offsets[i] + l] = Keyed{0, text.data(), static_cast<std::uint32_t>(text.size()),
+                                   static_cast<std::uint32_t>(offsets[i] + l)};
     }
   });
-  // Every part's strings sorted together, a code given to each distinct
-  // one. (Equal strings, one a part at most, stay in runs no longer than
-  // the parts: the parallel levels end before them.)
-  WordSort(entries, std::max(kParallelRun, parts.size())).sort(keys.data(), keys.data() + keys.size(), 0);
+  // Every part's strings sorted together. (Equal strings, one a part at
+  // most, stay in runs no longer than the parts: the parallel levels end
+  // before them.)
+  WordSort(std::max(kParallelRun, parts.size())).sort(keys.data(), keys.data() + n, 0);
+
+  // The codes, in parallel blocks (on one thread this took as long as the
+  // sort): a code a sorted position, counting the strings that differ from
+  // the one before; then the dictionary's ends and bytes, each distinct
+  // string copied to its place; then each string's code by its place among
+  // the parts, cut into the parts' codes.
+  auto each_block = [&](auto&& fn) {
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 16384), [&](const tbb::blocked_range<std::size_t>& r) {
+      for (std::size_t k = r.begin(); k != r.end(); ++k) fn(k);
+    });
+  };
+  std::vector<std::uint32_t> code_at(n);
+  each_block([&](std::size_t k) { code_at[k] = k == 0 || keys[k].text() != keys[k - 1].text(); });
+  std::size_t distinct = 0;
+  for (std::uint32_t& c : code_at) {
+    distinct += c;
+    c = static_cast<std::uint32_t>(distinct - 1);
+  }
+  if (distinct > std::size_t{INT32_MAX}) throw InputError(fmt::format("{} has more than 2^31 distinct strings", what));
+  auto first_of_its_code = [&](std::size_t k) { return k == 0 || code_at[k] != code_at[k - 1]; };
+  std::vector<std::uint64_t> ends(distinct);
+  each_block([&](std::size_t k) {
+    if (first_of_its_code(k)) ends[code_at[k]] = keys[k].size;
+  });
+  std::uint64_t bytes_so_far = 0;
+  for (std::uint64_t& end : ends) end = bytes_so_far += end;
+  std::string bytes(bytes_so_far, '\0');
+  std::vector<std::int32_t> code_of_entry(n);
+  each_block([&](std::size_t k) {
+    const Keyed& key = keys[k];
+    if (first_of_its_code(k) && key.size > 0) std::memcpy(bytes.data() + ends[code_at[k]] - key.size, key.data, key.size);
+    code_of_entry[key.entry] = static_cast<std::int32_t>(code_at[k]);
+  });
   MergedDictionary merged;
   merged.codes.resize(parts.size());
-  for (std::size_t i = 0; i < parts.size(); ++i) merged.codes[i].resize(parts[i]->size());
-  for (std::size_t k = 0; k < keys.size(); ++k) {
-    const SortEntry& e = entries[keys[k].entry];
-    if (k == 0 || e.text != entries[keys[k - 1].entry].text) {
-      if (merged.dictionary.size() == std::size_t{INT32_MAX})
-        throw InputError(fmt::format("{} has more than 2^31 distinct strings", what));
-      merged.dictionary.push_back(e.text);
-    }
-    merged.codes[e.part][e.local] = static_cast<std::int32_t>(merged.dictionary.size() - 1);
-  }
+  tbb::parallel_for(std::size_t{0}, parts.size(), [&](std::size_t i) {
+    merged.codes[i].assign(code_of_entry.begin() + static_cast<std::ptrdiff_t>(offsets[i]),
+                           code_of_entry.begin() + static_cast<std::ptrdiff_t>(offsets[i + 1]));
+  });
+  merged.dictionary = Dictionary(std::move(bytes), std::move(ends));
   return merged;
 }
 
