@@ -186,13 +186,66 @@ std::string unescape(std::string_view text) {
   return out;
 }
 
+// [-]digits and its value: at most 18 digits, which no int64 overflows, in
+// one loop; longer ones through from_chars. false for anything else.
+bool parse_short_integer(std::string_view t, bool& negative, std::uint64_t& magnitude, std::size_t& digits) {
+  std::size_t i = 0;
+  negative = !t.empty() && t[0] == '-';
+  i = negative;
+  magnitude = 0;
+  for (; i < t.size(); ++i) {
+    const unsigned d = static_cast<unsigned char>(t[i]) - '0';
+    if (d > 9) return false;
+    magnitude = magnitude * 10 + d;
+  }
+  digits = t.size() - negative;
+  return digits > 0 && digits <= 18;
+}
+
 bool parse_int64(std::string_view t, std::int64_t& v) {
+  bool negative;
+  std::uint64_t magnitude;
+  std::size_t digits;
+  if (parse_short_integer(t, negative, magnitude, digits)) {
+    v = negative ? -static_cast<std::int64_t>(magnitude) : static_cast<std::int64_t>(magnitude);
+    return true;
+  }
   const auto r = std::from_chars(t.data(), t.data() + t.size(), v);
   return r.ec == std::errc() && r.ptr == t.data() + t.size() && !t.empty() && t[0] != '+';
 }
 
+// [-]digits.digits with at most 15 digits in all (under 2^53) and at most 22
+// after the point: the value is that integer over a power of ten, both
+// exact doubles, and one IEEE division rounds it correctly, as from_chars
+// does (Clinger's fast path). Prices, rates and quantities are of this
+// form; the rest go through from_chars.
+bool parse_plain_decimal(std::string_view t, double& v) {
+  static constexpr double kPowers[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+                                       1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
+  const bool negative = !t.empty() && t[0] == '-';
+  std::uint64_t m = 0;
+  std::size_t digits = 0, point = t.size();
+  for (std::size_t i = negative; i < t.size(); ++i) {
+    const unsigned d = static_cast<unsigned char>(t[i]) - '0';
+    if (d <= 9) {
+      m = m * 10 + d;
+      ++digits;
+    } else if (t[i] == '.' && point == t.size()) {
+      point = i;
+    } else {
+      return false;
+    }
+  }
+  const std::size_t fraction = point == t.size() ? 0 : t.size() - point - 1;
+  if (digits == 0 || digits > 15 || fraction > 22) return false;
+  const double x = static_cast<double>(m) / kPowers[fraction];
+  v = negative ? -x : x;
+  return true;
+}
+
 bool parse_double(std::string_view t, double& v) {
   if (t.empty()) return false;
+  if (parse_plain_decimal(t, v)) return true;
   // from_chars takes "inf", "nan" and hex-free forms; only finite decimals are numbers here.
   const char first = t[0] == '-' ? (t.size() > 1 ? t[1] : '\0') : t[0];
   if (!((first >= '0' && first <= '9') || first == '.')) return false;

@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <charconv>
+#include <cstring>
 #include <fstream>
 #include <random>
 
@@ -201,6 +203,47 @@ TEST_F(CsvLoad, SortBySortsAndRecordsTheOrder) {
   EXPECT_NE(error("g,v\nb,2\n3\n", o).find("--sort-by"), std::string::npos);  // refused before the body is read
 }
 
+// Numbers are read by short paths where they can be (up to 18 integer
+// digits; decimals of up to 15 digits); every value must be the one
+// std::from_chars gives, to the bit, at every length and point position.
+TEST_F(CsvLoad, NumbersAreReadToTheBitAsFromCharsReadsThem) {
+  std::mt19937_64 rng(5);
+  std::vector<std::string> decimals, integers;
+  for (int r = 0; r < 20000; ++r) {
+    std::string d = rng() % 4 == 0 ? "-" : "";
+    const std::size_t digits = 1 + rng() % 18;
+    const std::size_t point = rng() % (digits + 1);
+    for (std::size_t i = 0; i < digits; ++i) {
+      if (i == point && rng() % 5) d += '.';
+      d += static_cast<char>('0' + rng() % 10);
+    }
+    decimals.push_back(d);
+    std::string n = rng() % 3 == 0 ? "-" : "";
+    const std::size_t int_digits = 1 + rng() % 19;
+    for (std::size_t i = 0; i < int_digits; ++i) n += static_cast<char>('0' + (i == 0 && int_digits == 19 ? rng() % 9 : rng() % 10));
+    integers.push_back(n);
+  }
+  integers.insert(integers.end(), {"9223372036854775807", "-9223372036854775808", "-0", "000123"});
+  decimals.insert(decimals.end(), {"-0.0", "0.1", "0.30000000000000004", "5.", ".5", "999999999999999.9"});
+  std::string csv = "d,n\n";
+  const std::size_t rows = std::max(decimals.size(), integers.size());
+  for (std::size_t r = 0; r < rows; ++r) csv += decimals[r % decimals.size()] + "," + integers[r % integers.size()] + "\n";
+  const Table t = load(csv);
+  ASSERT_EQ(t.find("d")->type, ColumnType::Double);
+  ASSERT_EQ(t.find("n")->type, ColumnType::Int64);
+  for (std::size_t r = 0; r < rows; ++r) {
+    const std::string& d = decimals[r % decimals.size()];
+    double expected_d = 0;
+    std::from_chars(d.data(), d.data() + d.size(), expected_d);
+    const double got_d = t.find("d")->doubles[r];
+    ASSERT_EQ(std::memcmp(&got_d, &expected_d, sizeof got_d), 0) << d << " read as " << got_d;
+    const std::string& n = integers[r % integers.size()];
+    std::int64_t expected_n = 0;
+    std::from_chars(n.data(), n.data() + n.size(), expected_n);
+    ASSERT_EQ(t.find("n")->int64s[r], expected_n) << n;
+  }
+}
+
 // The types are guessed from each chunk's first records; values past them
 // that the guess does not fit must give the type of all the values, as if
 // every value had been tried, with every value read as that type.
@@ -232,7 +275,9 @@ TEST_F(CsvLoad, ValuesPastTheSampledRecordsWidenTheGuessedTypes) {
     ASSERT_EQ(t.find("to_double")->doubles[r], at ? 2.5 : r) << r;
     ASSERT_EQ(to_string[r], at ? "x" : std::to_string(r)) << r;
     ASSERT_EQ(t.find("null_then_date")->is_null(r), r < late) << r;
-    if (r >= late) ASSERT_EQ(format_date(t.find("null_then_date")->int32s[r]), "2024-02-29");
+    if (r >= late) {
+      ASSERT_EQ(format_date(t.find("null_then_date")->int32s[r]), "2024-02-29");
+    }
     ASSERT_EQ(dates_then_number[r], at ? "17" : "2000-01-01") << r;
     ASSERT_TRUE(t.find("all_null")->is_null(r)) << r;
     ASSERT_EQ(quoted_empty[r], at ? "" : "<NULL>") << r;  // a quoted empty field is the empty string
