@@ -499,31 +499,52 @@ void Groups::consume(const Batch& batch, const Evaluator& rows, const std::vecto
       slots.assign(count, 0);
       for (const auto& key : perfect[s].keys) {
         const table::Column& c = q.tables[key.table].table->columns[key.column];
-        const std::vector<std::uint32_t>& table_rows = batch.rows[key.table];
-        for (std::size_t i = 0; i < count; ++i) {
-          const std::uint32_t r = table_rows[i];
-          if (c.is_null(r)) continue;  // NULL: value 0
-          std::int64_t v = c.type == table::ColumnType::Int64 ? c.int64s[r] - key.min
-                           : c.type == table::ColumnType::Date ? c.int32s[r] - key.min
-                                                                : c.int32s[r];
-          slots[i] += static_cast<std::uint64_t>(v + 1) * key.stride;
-        }
+        const std::uint32_t* table_rows = batch.rows[key.table].data();
+        // The column's type and whether it has NULLs decided once a batch,
+        // not once a row: this loop and the next are the whole scan.
+        auto add_ids = [&](auto code_of, auto nullable) {
+          for (std::size_t i = 0; i < count; ++i) {
+            const std::uint32_t r = table_rows[i];
+            if (nullable && c.nulls[r]) continue;  // NULL: value 0
+            slots[i] += static_cast<std::uint64_t>(code_of(r) + 1) * key.stride;
+          }
+        };
+        auto by_type = [&](auto nullable) {
+          switch (c.type) {
+            case table::ColumnType::Int64: return add_ids([&](std::uint32_t r) { return c.int64s[r] - key.min; }, nullable);
+            case table::ColumnType::Date:
+              return add_ids([&](std::uint32_t r) { return std::int64_t{c.int32s[r]} - key.min; }, nullable);
+            default: return add_ids([&](std::uint32_t r) { return std::int64_t{c.int32s[r]}; }, nullable);
+          }
+        };
+        if (c.nulls.empty()) by_type(std::false_type{});
+        else by_type(std::true_type{});
       }
       group_of_row.resize(count);
-      for (std::size_t i = 0; i < count; ++i) {
-        if (perfect[s].hashed && i + kPrefetchAhead < count) hashed_groups[s].prefetch(slots[i + kPrefetchAhead]);
-        std::uint32_t& g = group_of_id(s, slots[i]);
-        if (g == kNoRow) {
-          // A new group needs its key values: the batch's keys are evaluated
-          // once, at its first new group (a batch of known groups needs none;
-          // evaluating one row at a time cost more than the whole scan when
-          // a batch brings many new groups).
-          if (key_values.empty()) {
-            for (const auto& k : q.group_keys) key_values.push_back(rows.evaluate(*k, positions));
-          }
-          g = add_with_id(s, key_values, i, slots[i]);
+      auto new_group = [&](std::size_t i) {
+        // A new group needs its key values: the batch's keys are evaluated
+        // once, at its first new group (a batch of known groups needs none;
+        // evaluating one row at a time cost more than the whole scan when
+        // a batch brings many new groups).
+        if (key_values.empty()) {
+          for (const auto& k : q.group_keys) key_values.push_back(rows.evaluate(*k, positions));
         }
-        group_of_row[i] = g;
+        return add_with_id(s, key_values, i, slots[i]);
+      };
+      if (!perfect[s].hashed) {
+        std::uint32_t* group_at = perfect_groups[s].data();  // sized once, by use_perfect_hashes
+        for (std::size_t i = 0; i < count; ++i) {
+          std::uint32_t g = group_at[slots[i]];
+          if (g == kNoRow) g = group_at[slots[i]] = new_group(i);
+          group_of_row[i] = g;
+        }
+      } else {
+        for (std::size_t i = 0; i < count; ++i) {
+          if (i + kPrefetchAhead < count) hashed_groups[s].prefetch(slots[i + kPrefetchAhead]);
+          std::uint32_t& g = hashed_groups[s][slots[i]];  // (valid until the table's next call)
+          if (g == kNoRow) g = new_group(i);
+          group_of_row[i] = g;
+        }
       }
       for (std::size_t a = 0; a < aggregates.size(); ++a) aggregates[a].update_rows(group_of_row, &arguments[a]);
       continue;

@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <memory>
 
 #include "sql/binder.hpp"
+#include "sql/recent_cache.hpp"
 
 namespace gpuolap::sql {
 
@@ -89,8 +91,6 @@ std::string sorted_on_keys(const LogicalQuery& q, const PhysicalPlan& plan) {
 // Most slots of a perfect hash: 2^20 group ids of 4 bytes per set and thread.
 constexpr std::uint64_t kMostPerfectSlots = std::uint64_t{1} << 20;
 
-// A perfect hash of the set's keys, or one of no slots when a key is not a
-// column or the product of the cardinalities is too large.
 // The least and greatest value of each integer key column, found once a
 // query: a CUBE's sets share their columns.
 using ColumnRanges = std::map<std::pair<int, int>, std::pair<std::int64_t, std::int64_t>>;
@@ -119,6 +119,26 @@ std::pair<std::int64_t, std::int64_t> value_range(const table::Column& c) {
       [](Range a, Range b) { return Range{std::min(a.first, b.first), std::max(a.second, b.second)}; });
 }
 
+// value_range of a table's column, kept per table and column (the few most
+// recent), as the shared route keeps its column facts: a query repeated
+// over tables held in memory (the server, `sql --repeat`) does not read its
+// key columns again. A GROUP BY of 1,024 groups over 10 M rows spent 5 of
+// its 20 ms on the 2-core VM finding the key's range.
+std::pair<std::int64_t, std::int64_t> kept_value_range(const std::shared_ptr<const table::Table>& table, int column) {
+  struct Entry {
+    std::shared_ptr<const table::Table> table;
+    int column;
+    std::pair<std::int64_t, std::int64_t> range;
+  };
+  static RecentCache<Entry> cache(16);
+  return cache
+      .get([&](const Entry& e) { return e.table == table && e.column == column; },
+           [&] { return std::make_shared<const Entry>(Entry{table, column, value_range(table->columns[column])}); })
+      ->range;
+}
+
+// A perfect hash of the set's keys, or one of no slots when a key is not a
+// column or the product of the cardinalities is too large.
 PerfectHash perfect_hash_of(const LogicalQuery& q, const std::vector<int>& set, ColumnRanges& ranges) {
   PerfectHash hash;
   if (set.empty()) return hash;
@@ -135,7 +155,7 @@ PerfectHash perfect_hash_of(const LogicalQuery& q, const std::vector<int>& set, 
       return {};
     } else {
       auto [known, fresh] = ranges.try_emplace({key.table, key.column});
-      if (fresh) known->second = value_range(c);
+      if (fresh) known->second = kept_value_range(q.tables[key.table].table, key.column);
       auto [lo, hi] = known->second;
       if (lo > hi) {
         lo = hi = 0;
