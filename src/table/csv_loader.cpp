@@ -14,6 +14,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <numeric>
 #include <optional>
 #include <stdexcept>
@@ -303,6 +304,8 @@ const char* described(ColumnType type) {
 
 // Records of each chunk whose values guess the undeclared columns' types.
 constexpr std::size_t kSampleRecords = 1024;
+// A string column is kept by row only on a sample of at least this many values.
+constexpr std::size_t kLeastSampleForRows = 64;
 
 // The column's values array (as its type keeps them) resized to `rows`.
 void size_values(Column& col, std::size_t rows) {
@@ -366,6 +369,11 @@ struct Chunk {
   // Per column: the strings of a string column coded here, in order of first
   // sight; the codes written are these until they are remapped.
   std::vector<StringCodes> distinct;
+  // Per column, of the sample: the values, and the distinct ones among them
+  // for a column whose strings might be kept by row (see by_row below).
+  std::vector<std::size_t> sampled, sampled_distinct;
+  // Unescaped fields kept by row: their bytes are not in the file.
+  std::vector<std::unique_ptr<std::string>> kept;
   std::optional<CsvError> error;
 };
 
@@ -511,13 +519,19 @@ Table parse_csv(std::string_view text, const std::string& where, const CsvLoadOp
     Chunk& c = chunks[i];
     c.fits.assign(columns, kFitsAll);
     c.any_value.assign(columns, 0);
+    c.sampled.assign(columns, 0);
+    c.sampled_distinct.assign(columns, 0);
+    std::vector<StringCodes> distinct(columns);
     try {
       Tokenizer t(begin, end, where, &names);
       t.each_record(
           c.start, c.end, c.line,
           [&](const std::vector<Field>& fields, std::uint64_t, const char*) {
             for (std::size_t k = 0; k < std::min(columns, fields.size()); ++k) {
-              if (declared[k] || fields[k].text.empty()) continue;
+              if (fields[k].text.empty()) continue;
+              ++c.sampled[k];
+              distinct[k].code(fields[k].text);  // (escaped ones as they are: an estimate)
+              if (declared[k]) continue;
               c.any_value[k] = 1;
               if (c.fits[k]) c.fits[k] &= fits_of(fields[k].text, c.fits[k]);
             }
@@ -525,6 +539,7 @@ Table parse_csv(std::string_view text, const std::string& where, const CsvLoadOp
           kSampleRecords);
     } catch (const CsvError&) {
     }
+    for (std::size_t k = 0; k < columns; ++k) c.sampled_distinct[k] = distinct[k].size();
   });
   std::vector<ColumnType> guessed(columns);
   for (std::size_t k = 0; k < columns; ++k) {
@@ -533,6 +548,18 @@ Table parse_csv(std::string_view text, const std::string& where, const CsvLoadOp
     for (const Chunk& c : chunks) fits &= c.fits[k], any = any || c.any_value[k];
     // With no value in the sample, the narrowest type: the reading widens it.
     guessed[k] = declared[k] ? *declared[k] : any ? type_of_fits(fits, true) : ColumnType::Int64;
+  }
+  // String columns whose sample is mostly distinct values (comments,
+  // names) keep each row's text and are coded by one sort of them all, not
+  // coded a chunk at a time first: that coding finds almost nothing equal
+  // and copies every string (a fifth of a lineitem load's CPU). The others
+  // (flags, modes, cities) are coded as they are read, and only their
+  // distinct strings are sorted.
+  std::vector<std::uint8_t> by_row(columns, 0);
+  for (std::size_t k = 0; k < columns; ++k) {
+    std::size_t sampled = 0, distinct = 0;
+    for (const Chunk& c : chunks) sampled += c.sampled[k], distinct += c.sampled_distinct[k];
+    by_row[k] = guessed[k] == ColumnType::String && sampled >= kLeastSampleForRows && 2 * distinct > sampled;
   }
 
   Table table;
@@ -550,6 +577,9 @@ Table parse_csv(std::string_view text, const std::string& where, const CsvLoadOp
     resize_on_huge_pages(col.nulls, bound_rows);
     table.columns.push_back(std::move(col));
   }
+  std::vector<std::vector<std::string_view>> row_texts(columns);  // the by_row columns'
+  for (std::size_t k = 0; k < columns; ++k)
+    if (by_row[k]) resize_on_huge_pages(row_texts[k], bound_rows);
 
   // The reading: every column's values, each chunk's rows from its bound_row.
   std::atomic<bool> misaligned = false;
@@ -575,6 +605,12 @@ Table parse_csv(std::string_view text, const std::string& where, const CsvLoadOp
           seen.quoted_empty = seen.quoted_empty || (f.quoted && f.text.empty());
           if (f.text.empty() && !(f.quoted && col.type == ColumnType::String)) {
             col.nulls[row] = 1;
+            continue;
+          }
+          if (by_row[k]) {
+            // The file's bytes (the map outlives the coding), or a copy kept.
+            row_texts[k][row] = f.escaped ? std::string_view(*c.kept.emplace_back(std::make_unique<std::string>(unescape(f.text))))
+                                          : f.text;
             continue;
           }
           // Used before the next field: the strings' codes keep copies of their own.
@@ -615,9 +651,12 @@ Table parse_csv(std::string_view text, const std::string& where, const CsvLoadOp
     for (const Chunk& c : chunks)
       if (c.first_row != c.bound_row) {
         move_rows(col, c.bound_row, c.first_row, c.rows);
+        if (by_row[k])
+          std::memmove(row_texts[k].data() + c.first_row, row_texts[k].data() + c.bound_row, c.rows * sizeof(std::string_view));
       }
     size_values(col, rows);
     col.nulls.resize(rows);
+    if (by_row[k]) row_texts[k].resize(rows);
   });
 
   // The columns whose guess a value refused, and those with no value at all
@@ -670,11 +709,17 @@ Table parse_csv(std::string_view text, const std::string& where, const CsvLoadOp
     });
   }
 
-  // Dictionaries: every chunk's distinct strings sorted together into one
-  // in byte order, and each chunk's codes remapped.
+  // Dictionaries: the strings kept by row sorted into one in byte order,
+  // each row given its code; else every chunk's distinct strings sorted
+  // together and each chunk's codes remapped.
   for (std::size_t k = 0; k < columns; ++k) {
     Column& col = table.columns[k];
     if (col.type != ColumnType::String) continue;
+    if (by_row[k]) {
+      col.dictionary = code_in_byte_order(row_texts[k], col.nulls, col.int32s.data(), fmt::format("{}: column {}", where, col.name));
+      row_texts[k] = {};
+      continue;
+    }
     std::vector<const StringCodes*> parts(chunks.size());
     for (std::size_t i = 0; i < chunks.size(); ++i) parts[i] = &chunks[i].distinct[k];
     MergedDictionary merged = merge_dictionaries(parts, fmt::format("{}: column {}", where, col.name));

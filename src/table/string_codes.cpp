@@ -269,6 +269,44 @@ class WordSort {
   std::size_t parallel_above_;
 };
 
+// The dictionary of keys sorted in their strings' byte order, equal strings
+// one value; assign(entry, code) is called for every key, in parallel.
+// The work is done in parallel blocks (on one thread it took as long as the
+// sort): a code a sorted position, counting the strings that differ from
+// the one before; then the dictionary's ends and bytes, each distinct
+// string copied to its place.
+template <class Assign>
+Dictionary dictionary_of_sorted(const std::vector<Keyed>& keys, Assign&& assign, const std::string& what) {
+  const std::size_t n = keys.size();
+  auto each_block = [&](auto&& fn) {
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 16384), [&](const tbb::blocked_range<std::size_t>& r) {
+      for (std::size_t k = r.begin(); k != r.end(); ++k) fn(k);
+    });
+  };
+  std::vector<std::uint32_t> code_at(n);
+  each_block([&](std::size_t k) { code_at[k] = k == 0 || keys[k].text() != keys[k - 1].text(); });
+  std::size_t distinct = 0;
+  for (std::uint32_t& c : code_at) {
+    distinct += c;
+    c = static_cast<std::uint32_t>(distinct - 1);
+  }
+  if (distinct > std::size_t{INT32_MAX}) throw InputError(fmt::format("{} has more than 2^31 distinct strings", what));
+  auto first_of_its_code = [&](std::size_t k) { return k == 0 || code_at[k] != code_at[k - 1]; };
+  std::vector<std::uint64_t> ends(distinct);
+  each_block([&](std::size_t k) {
+    if (first_of_its_code(k)) ends[code_at[k]] = keys[k].size;
+  });
+  std::uint64_t bytes_so_far = 0;
+  for (std::uint64_t& end : ends) end = bytes_so_far += end;
+  std::string bytes(bytes_so_far, '\0');
+  each_block([&](std::size_t k) {
+    const Keyed& key = keys[k];
+    if (first_of_its_code(k) && key.size > 0) std::memcpy(bytes.data() + ends[code_at[k]] - key.size, key.data, key.size);
+    assign(key.entry, static_cast<std::int32_t>(code_at[k]));
+  });
+  return Dictionary(std::move(bytes), std::move(ends));
+}
+
 }  // namespace
 
 MergedDictionary merge_dictionaries(const std::vector<const StringCodes*>& codes, const std::string& what) {
@@ -291,47 +329,52 @@ MergedDictionary merge_dictionaries(const std::vector<const StringCodes*>& codes
   // most, stay in runs no longer than the parts: the parallel levels end
   // before them.)
   WordSort(std::max(kParallelRun, parts.size())).sort(keys.data(), keys.data() + n, 0);
-
-  // The codes, in parallel blocks (on one thread this took as long as the
-  // sort): a code a sorted position, counting the strings that differ from
-  // the one before; then the dictionary's ends and bytes, each distinct
-  // string copied to its place; then each string's code by its place among
-  // the parts, cut into the parts' codes.
-  auto each_block = [&](auto&& fn) {
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 16384), [&](const tbb::blocked_range<std::size_t>& r) {
-      for (std::size_t k = r.begin(); k != r.end(); ++k) fn(k);
-    });
-  };
-  std::vector<std::uint32_t> code_at(n);
-  each_block([&](std::size_t k) { code_at[k] = k == 0 || keys[k].text() != keys[k - 1].text(); });
-  std::size_t distinct = 0;
-  for (std::uint32_t& c : code_at) {
-    distinct += c;
-    c = static_cast<std::uint32_t>(distinct - 1);
-  }
-  if (distinct > std::size_t{INT32_MAX}) throw InputError(fmt::format("{} has more than 2^31 distinct strings", what));
-  auto first_of_its_code = [&](std::size_t k) { return k == 0 || code_at[k] != code_at[k - 1]; };
-  std::vector<std::uint64_t> ends(distinct);
-  each_block([&](std::size_t k) {
-    if (first_of_its_code(k)) ends[code_at[k]] = keys[k].size;
-  });
-  std::uint64_t bytes_so_far = 0;
-  for (std::uint64_t& end : ends) end = bytes_so_far += end;
-  std::string bytes(bytes_so_far, '\0');
+  // Each string's code by its place among the parts, then cut into the
+  // parts' codes.
   std::vector<std::int32_t> code_of_entry(n);
-  each_block([&](std::size_t k) {
-    const Keyed& key = keys[k];
-    if (first_of_its_code(k) && key.size > 0) std::memcpy(bytes.data() + ends[code_at[k]] - key.size, key.data, key.size);
-    code_of_entry[key.entry] = static_cast<std::int32_t>(code_at[k]);
-  });
   MergedDictionary merged;
+  merged.dictionary = dictionary_of_sorted(
+      keys, [&](std::uint32_t entry, std::int32_t code) { code_of_entry[entry] = code; }, what);
   merged.codes.resize(parts.size());
   tbb::parallel_for(std::size_t{0}, parts.size(), [&](std::size_t i) {
     merged.codes[i].assign(code_of_entry.begin() + static_cast<std::ptrdiff_t>(offsets[i]),
                            code_of_entry.begin() + static_cast<std::ptrdiff_t>(offsets[i + 1]));
   });
-  merged.dictionary = Dictionary(std::move(bytes), std::move(ends));
   return merged;
+}
+
+Dictionary code_in_byte_order(std::span<const std::string_view> texts, std::span<const std::uint8_t> nulls,
+                              std::int32_t* codes, const std::string& what) {
+  const std::size_t n = texts.size();
+  if (n > std::size_t{UINT32_MAX}) throw InputError(fmt::format("{} has more than 2^32 strings", what));
+  auto is_null = [&](std::size_t i) { return !nulls.empty() && nulls[i] != 0; };
+  // The keys of the texts that are not NULL, in parallel blocks: counted,
+  // then each block's written from its offset.
+  constexpr std::size_t kBlock = 1 << 16;
+  const std::size_t blocks = (n + kBlock - 1) / kBlock;
+  std::vector<std::size_t> offsets(blocks + 1, 0);
+  tbb::parallel_for(std::size_t{0}, blocks, [&](std::size_t b) {
+    std::size_t count = 0;
+    for (std::size_t i = b * kBlock; i < std::min(n, (b + 1) * kBlock); ++i) count += !is_null(i);
+    offsets[b + 1] = count;
+  });
+  for (std::size_t b = 0; b < blocks; ++b) offsets[b + 1] += offsets[b];
+  std::vector<Keyed> keys(offsets.back());
+  tbb::parallel_for(std::size_t{0}, blocks, [&](std::size_t b) {
+    std::size_t at = offsets[b];
+    for (std::size_t i = b * kBlock; i < std::min(n, (b + 1) * kBlock); ++i) {
+      if (is_null(i)) {
+        codes[i] = 0;
+        continue;
+      }
+      if (texts[i].size() > UINT32_MAX) throw InputError(fmt::format("{}: a string of more than 2^32 bytes", what));
+      keys[at++] = Keyed{0, texts[i].data(), static_cast<std::uint32_t>(texts[i].size()), static_cast<std::uint32_t>(i)};
+    }
+  });
+  // (Equal strings may be many here, one a row: the parallel levels end at a
+  // fixed depth, past which a run is sorted by one task.)
+  WordSort(kParallelRun).sort(keys.data(), keys.data() + keys.size(), 0);
+  return dictionary_of_sorted(keys, [&](std::uint32_t entry, std::int32_t code) { codes[entry] = code; }, what);
 }
 
 }  // namespace gpuolap::table

@@ -67,6 +67,16 @@ struct MergedDictionary {
 };
 MergedDictionary merge_dictionaries(const std::vector<const StringCodes*>& parts, const std::string& what);
 
+// Strings coded in byte order without being coded in parts first: `texts`
+// sorted, equal ones given one code. Returns the dictionary and writes
+// codes[i] for each text not NULL (nulls[i] != 0; `nulls` empty: none is),
+// 0 for each NULL. For a column of mostly distinct strings (comments,
+// names), where coding each part first finds almost nothing equal and only
+// copies the strings. More than 2^31 distinct strings is an InputError, as
+// for merge_dictionaries.
+Dictionary code_in_byte_order(std::span<const std::string_view> texts, std::span<const std::uint8_t> nulls,
+                              std::int32_t* codes, const std::string& what);
+
 // a < b in byte order (std::string's), 8 bytes a step: the sort of a
 // dictionary compares tens of millions of strings sharing long prefixes, and
 // a call of memcmp for each was a fifth of a load.

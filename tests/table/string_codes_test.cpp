@@ -123,6 +123,40 @@ TEST(StringCodes, MergedDictionaryOrdersLongSharedPrefixesTrailingZerosAndRepeat
           << part << " " << i;
 }
 
+TEST(StringCodes, CodedInByteOrderWithoutPartsSkipsNullsAndSharesCodesOfEqualStrings) {
+  // Mostly distinct strings, but also one 90-byte string 100,000 times (a
+  // run of equal strings past the sort's parallel depth), NULL rows whose
+  // text must be ignored, and empty strings that are not NULL.
+  auto strings = random_strings(150'000, 4);
+  const std::string repeated = std::string(90, 'r') + "!";
+  std::mt19937 rng(12);
+  std::vector<std::uint8_t> nulls;
+  strings.insert(strings.end(), 100'000, repeated);
+  std::shuffle(strings.begin(), strings.end(), rng);
+  for (std::size_t i = 0; i < strings.size(); ++i) nulls.push_back(rng() % 10 == 0);
+  strings.push_back("only under a NULL");
+  nulls.push_back(1);
+  const std::vector<std::string_view> views(strings.begin(), strings.end());
+  std::vector<std::int32_t> codes(views.size(), -7);
+  const Dictionary dictionary = code_in_byte_order(views, nulls, codes.data(), "column x");
+  std::set<std::string> expected;
+  for (std::size_t i = 0; i < strings.size(); ++i)
+    if (!nulls[i]) expected.insert(strings[i]);
+  ASSERT_EQ(dictionary.size(), expected.size());
+  EXPECT_TRUE(std::equal(expected.begin(), expected.end(), dictionary.begin(), dictionary.end()));
+  for (std::size_t i = 0; i < strings.size(); ++i) {
+    if (nulls[i]) {
+      ASSERT_EQ(codes[i], 0) << i;
+    } else {
+      ASSERT_EQ(dictionary[static_cast<std::size_t>(codes[i])], strings[i]) << i;
+    }
+  }
+  // No NULL flags: every text coded.
+  std::vector<std::int32_t> all(views.size());
+  EXPECT_EQ(code_in_byte_order(views, {}, all.data(), "column x").size(),
+            std::set<std::string>(strings.begin(), strings.end()).size());
+}
+
 TEST(StringCodes, BytesLessIsStdStringOrder) {
   const auto strings = random_strings(2'000, 3);
   for (std::size_t i = 0; i + 1 < strings.size(); ++i)
