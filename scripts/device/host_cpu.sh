@@ -51,7 +51,7 @@ for stage in "${stages[@]}"; do
         for cores in 2 4 8 "$(nproc)"; do
           for q in "SELECT SUM(d1.b) FROM f JOIN d1 ON f.fk = d1.id" "SELECT a, COUNT(*) FROM f GROUP BY a"; do
             echo "== $cores cores: $q"
-            taskset -c "0-$((cores - 1))" "$bin" sql --db /tmp/zipf1 --engine cpu-parallel --repeat 20 --timing "$q" |
+            taskset -c "0-$((cores - 1))" "$bin" sql --db /tmp/zipf1 --engine cpu-parallel --repeat 20 --timing "$q" 2>&1 |
               grep -E "scan|merge|median"
           done
         done
