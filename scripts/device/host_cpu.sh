@@ -7,7 +7,8 @@
 #   csv       bench/table/load_vs_duckdb.py      CSV load against DuckDB ($CSV_ROWS rows, default 6 M)
 #   parquet   bench/python/parquet_load.py       Parquet load against pyarrow, in one process and --cold
 #   scaling   the contention queries Q1 and Q2 (zipf, 10 M rows) on 2, 4, 8 and all cores (taskset)
-#   sql       bench/sql/sql_vs_duckdb.py         ROLLUP x ROLLUP and CUBE on sales-flat, Q1 and Q2 on zipf
+#   sql       bench/sql/sql_vs_duckdb.py         $SQL_WORKLOADS (default: ROLLUP x ROLLUP and CUBE on
+#                                                sales-flat, Q1 and Q2 on zipf; star: TPC-H Q1 and SSB at $SQL_SCALES)
 #   scripts/device/host_cpu.sh [csv] [parquet] [scaling] [sql]
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -57,9 +58,11 @@ for stage in "${stages[@]}"; do
         done
       } > "$out/scaling.log" 2>&1 ;;
     sql)
+      # (SQL_WORKLOADS: star, sales, zipf; SQL_SCALES: the star workload's scale factors)
+      # shellcheck disable=SC2086
       timeout "${SQL_LIMIT:-420}" python3 bench/sql/sql_vs_duckdb.py --gpuolap "$bin" --work /tmp/sqlwork \
-        --workloads sales zipf --sales-scale 1 --zipf-scale 1 --thetas 0 1 2 --repeat 5 --serial-repeat 1 \
-        --out "$out" > "$out/sql.log" 2>&1 ;;
+        --workloads ${SQL_WORKLOADS:-sales zipf} --scales ${SQL_SCALES:-1} --sales-scale 1 --zipf-scale 1 \
+        --thetas 0 1 2 --repeat 5 --serial-repeat 1 --out "$out" > "$out/sql.log" 2>&1 ;;
     *) echo "unknown stage $stage"; exit 2 ;;
   esac
   echo "$stage: exit $? in $SECONDS s"
