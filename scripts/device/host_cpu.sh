@@ -7,6 +7,7 @@
 #   csv       bench/table/load_vs_duckdb.py      CSV load against DuckDB ($CSV_ROWS rows, default 6 M)
 #   parquet   bench/python/parquet_load.py       Parquet load against pyarrow, in one process and --cold
 #   scaling   the contention queries Q1 and Q2 (zipf, 10 M rows) on 2, 4, 8 and all cores (taskset)
+#   methods   ROLLUP x ROLLUP and CUBE on sales-flat under each grouping-sets method of cpu-parallel
 #   sql       bench/sql/sql_vs_duckdb.py         $SQL_WORKLOADS (default: ROLLUP x ROLLUP and CUBE on
 #                                                sales-flat, Q1 and Q2 on zipf; star: TPC-H Q1 and SSB at $SQL_SCALES)
 #   scripts/device/host_cpu.sh [csv] [parquet] [scaling] [sql]
@@ -63,6 +64,20 @@ for stage in "${stages[@]}"; do
       timeout "${SQL_LIMIT:-420}" python3 bench/sql/sql_vs_duckdb.py --gpuolap "$bin" --work /tmp/sqlwork \
         --workloads ${SQL_WORKLOADS:-sales zipf} --scales ${SQL_SCALES:-1} --sales-scale 1 --zipf-scale 1 \
         --thetas 0 1 2 --repeat 5 --serial-repeat 1 --out "$out" > "$out/sql.log" 2>&1 ;;
+    methods)
+      # The grouping-set queries under each method cpu-parallel has (auto,
+      # per-set, lattice, cube), beside the bench's auto (sql stage).
+      {
+        "$bin" generate sales-flat --db /tmp/sales1 --scale 1 --seed 42 > /dev/null
+        for q in "SELECT year, month, day, product_group, product, SUM(amount) AS amount FROM sales GROUP BY ROLLUP(year, month, day), ROLLUP(product_group, product)" \
+                 "SELECT year, month, product_group, product, SUM(amount) AS amount FROM sales GROUP BY CUBE(year, month, product_group, product)"; do
+          for m in auto lattice cube per-set; do
+            echo "== $m: $q"
+            "$bin" sql --db /tmp/sales1 --engine cpu-parallel --grouping-sets "$m" --repeat 5 --timing --max-rows 100000000 \
+              "$q" 2>&1 >/dev/null | grep -E "grouping sets by|cube operator|median"
+          done
+        done
+      } > "$out/methods.log" 2>&1 ;;
     *) echo "unknown stage $stage"; exit 2 ;;
   esac
   echo "$stage: exit $? in $SECONDS s"
