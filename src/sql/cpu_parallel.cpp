@@ -92,7 +92,7 @@ QueryResult run_cpu_parallel(const LogicalQuery& q, const PhysicalPlan& plan, co
   const std::size_t batches = (joined.fact_rows() + kBatchRows - 1) / kBatchRows;
   const int threads = tbb::this_task_arena::max_concurrency();
   std::vector<OperatorTiming> timings;
-  timings.push_back({"filter dimensions, build their indexes", joined.index_seconds(), 0});
+  timings.push_back({joined.index_label(), joined.index_seconds(), 0});
   Clock::time_point start = Clock::now();
 
   if (q.aggregated && plan.aggregation == AggregationMethod::Ordered) {

@@ -53,7 +53,7 @@ QueryResult run_cpu_serial(const LogicalQuery& q, const PhysicalPlan& plan, cons
   }
 
   std::vector<OperatorTiming> timings;
-  if (!plan.joins.empty()) timings.push_back({"filter dimensions, build their indexes", joined.index_seconds(), 0});
+  if (!plan.joins.empty()) timings.push_back({joined.index_label(), joined.index_seconds(), 0});
   std::vector<std::string> names = joined.operator_names();
   for (std::size_t i = 0; i < names.size(); ++i) timings.push_back({names[i], times.seconds[i], times.rows_out[i]});
   if (!q.aggregated) {

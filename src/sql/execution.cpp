@@ -370,6 +370,19 @@ JoinedRows::JoinedRows(const LogicalQuery& q, const PhysicalPlan& plan, const So
       for (std::uint32_t r : kept) allowed[r] = 1;
     }
     indexes_.emplace_back(q.tables[j.dimension].table->columns[j.dimension_column], j, allowed);
+    // A leading join whose dimension keeps at most 1/16 of its rows runs
+    // before the scan's filters: SSB Q1.2's date keeps 31 of 2,557 days,
+    // and the scan compared the discount and quantity of every row first
+    // (1.6-1.7 x DuckDB at SF 10 on 16 cores).
+    const std::size_t dimension_rows = q.tables[j.dimension].table->row_count();
+    const std::size_t kept = static_cast<std::size_t>(std::count(allowed.begin(), allowed.end(), std::uint8_t{1}));
+    if (early_joins_ + 1 == indexes_.size() && !plan.scan_filters.empty() && !allowed.empty() &&
+        kept * kSelectiveJoin <= dimension_rows) {
+      ++early_joins_;
+      index_label_ += (early_joins_ == 1 ? "; looked up before the scan's filters: " : ", ") +
+                      q.tables[j.dimension].alias + " (" + std::to_string(kept) + " of " +
+                      std::to_string(dimension_rows) + " rows kept)";
+    }
   }
   index_seconds_ = seconds_since(start);
   fact_rows_ = plan.fact_table < 0 ? 1 : q.tables[plan.fact_table].table->row_count();
@@ -384,9 +397,11 @@ PipelineTimes JoinedRows::empty_times() const {
 
 std::vector<std::string> JoinedRows::operator_names() const {
   std::vector<std::string> names{plan_.fact_table < 0 ? "one row" : "scan " + q_.tables[plan_.fact_table].alias + " + filter"};
-  for (const auto& j : plan_.joins) {
+  for (std::size_t s = 0; s < plan_.joins.size(); ++s) {
+    const JoinStep& j = plan_.joins[s];
     names.push_back("join " + q_.tables[j.dimension].alias +
-                    (j.method == JoinMethod::ArrayLookup ? " (array lookup)" : " (hash)") + " + filter");
+                    (j.method == JoinMethod::ArrayLookup ? " (array lookup)" : " (hash)") + " + filter" +
+                    (s < early_joins_ ? ", before the scan's filters" : ""));
   }
   return names;
 }
@@ -403,11 +418,8 @@ Batch JoinedRows::rows(std::size_t begin, std::size_t end, PipelineTimes& times)
   }
   BatchColumns leaves(q_, batch);
   Evaluator evaluator(leaves, &source_);
-  for (const auto& f : plan_.scan_filters) batch.keep(evaluator.select(*f, all_positions(batch.size)));
-  times.seconds[0] += seconds_since(start);
-  times.rows_out[0] += batch.size;
-  for (std::size_t s = 0; s < plan_.joins.size() && batch.size > 0; ++s) {
-    start = Clock::now();
+  auto join = [&](std::size_t s) {
+    const Clock::time_point join_start = Clock::now();
     const JoinStep& step = plan_.joins[s];
     const table::Column& probe = q_.tables[step.probe_table].table->columns[step.probe_column];
     std::vector<std::uint32_t> positions, matches;
@@ -415,9 +427,20 @@ Batch JoinedRows::rows(std::size_t begin, std::size_t end, PipelineTimes& times)
     batch.keep(positions);
     batch.rows[step.dimension] = std::move(matches);
     for (const auto& f : step.filters) batch.keep(evaluator.select(*f, all_positions(batch.size)));
-    times.seconds[s + 1] += seconds_since(start);
+    times.seconds[s + 1] += seconds_since(join_start);
     times.rows_out[s + 1] += batch.size;
+  };
+  // The joins that drop most rows first (a lookup costs about what one
+  // comparison does), then the scan's filters over what they left, then
+  // the other joins.
+  for (std::size_t s = 0; s < early_joins_ && batch.size > 0; ++s) join(s);
+  start = Clock::now();
+  if (batch.size > 0) {
+    for (const auto& f : plan_.scan_filters) batch.keep(evaluator.select(*f, all_positions(batch.size)));
   }
+  times.seconds[0] += seconds_since(start);
+  times.rows_out[0] += batch.size;
+  for (std::size_t s = early_joins_; s < plan_.joins.size() && batch.size > 0; ++s) join(s);
   return batch;
 }
 

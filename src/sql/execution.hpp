@@ -86,12 +86,19 @@ class JoinedRows {
   // The operators' names, in PipelineTimes' order.
   std::vector<std::string> operator_names() const;
   double index_seconds() const { return index_seconds_; }
+  // The name of that step for --timing, with the joins it moved first.
+  const std::string& index_label() const { return index_label_; }
 
  private:
   const LogicalQuery& q_;
   const PhysicalPlan& plan_;
   const SourceText& source_;
   std::vector<DimensionIndex> indexes_;
+  // The leading joins probed before the scan's filters: their dimensions'
+  // own filters keep at most 1 in kSelectiveJoin of its rows.
+  static constexpr std::size_t kSelectiveJoin = 16;
+  std::size_t early_joins_ = 0;
+  std::string index_label_ = "filter dimensions, build their indexes";
   std::size_t fact_rows_ = 0;
   double index_seconds_ = 0;
 };
