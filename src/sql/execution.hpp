@@ -94,8 +94,8 @@ class JoinedRows {
   const PhysicalPlan& plan_;
   const SourceText& source_;
   std::vector<DimensionIndex> indexes_;
-  // The leading joins probed before the scan's filters: their dimensions'
-  // own filters keep at most 1 in kSelectiveJoin of its rows.
+  // The leading joins probed before the scan's filters: array lookups whose
+  // dimensions' own filters keep at most 1 in kSelectiveJoin of their rows.
   static constexpr std::size_t kSelectiveJoin = 16;
   std::size_t early_joins_ = 0;
   std::string index_label_ = "filter dimensions, build their indexes";
