@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <map>
 #include <memory>
 
 #include "sql/binder.hpp"
@@ -91,10 +90,6 @@ std::string sorted_on_keys(const LogicalQuery& q, const PhysicalPlan& plan) {
 // Most slots of a perfect hash: 2^20 group ids of 4 bytes per set and thread.
 constexpr std::uint64_t kMostPerfectSlots = std::uint64_t{1} << 20;
 
-// The least and greatest value of each integer key column, found once a
-// query: a CUBE's sets share their columns.
-using ColumnRanges = std::map<std::pair<int, int>, std::pair<std::int64_t, std::int64_t>>;
-
 // The least and greatest non-NULL value of an integer or date column
 // (lo > hi when there is none), on every core: this planning pass read the
 // key columns once a query on one core (some 20 ms of a 90 ms CUBE over
@@ -139,7 +134,7 @@ std::pair<std::int64_t, std::int64_t> kept_value_range(const std::shared_ptr<con
 
 // A perfect hash of the set's keys, or one of no slots when a key is not a
 // column or the product of the cardinalities is too large.
-PerfectHash perfect_hash_of(const LogicalQuery& q, const std::vector<int>& set, ColumnRanges& ranges) {
+PerfectHash perfect_hash_of(const LogicalQuery& q, const std::vector<int>& set) {
   PerfectHash hash;
   if (set.empty()) return hash;
   std::uint64_t slots = 1;
@@ -154,9 +149,8 @@ PerfectHash perfect_hash_of(const LogicalQuery& q, const std::vector<int>& set, 
     } else if (c.type == table::ColumnType::Double) {
       return {};
     } else {
-      auto [known, fresh] = ranges.try_emplace({key.table, key.column});
-      if (fresh) known->second = kept_value_range(q.tables[key.table].table, key.column);
-      auto [lo, hi] = known->second;
+      // (Kept per table and column: a CUBE's sets, and the next query, share them.)
+      auto [lo, hi] = kept_value_range(q.tables[key.table].table, key.column);
       if (lo > hi) {
         lo = hi = 0;
       } else if (static_cast<unsigned __int128>(static_cast<__int128>(hi) - lo + 1) > kMostPerfectSlots) {
@@ -336,9 +330,8 @@ PhysicalPlan plan_query(const LogicalQuery& q, const SourceText& source, const P
       std::string perfect;
       plan.perfect_hashes.resize(plan.aggregated_sets.size());
       std::uint64_t budget = 4 * kMostPerfectSlots;  // slots of all sets, per thread
-      ColumnRanges ranges;
       for (std::size_t s = 0; s < plan.aggregated_sets.size(); ++s) {
-        PerfectHash hash = perfect_hash_of(q, plan.aggregated_sets[s], ranges);
+        PerfectHash hash = perfect_hash_of(q, plan.aggregated_sets[s]);
         if (hash.slots == 0) continue;
         const bool fed = std::find(plan.fed_sets.begin(), plan.fed_sets.end(), s) != plan.fed_sets.end();
         hash.hashed = !fed || hash.slots > kMostPerfectSlots || hash.slots > budget;
