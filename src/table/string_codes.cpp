@@ -226,11 +226,16 @@ class WordSort {
  private:
   static std::string_view text(const Keyed& k) { return k.text(); }
 
-  // A run of equal words at `depth`: the strings ending there first, by
-  // size, then the rest sorted from depth + 8.
+  // A run of equal words at `depth`: the strings ending there put first,
+  // by size; returns where the rest begin, to be sorted from depth + 8.
+  static Keyed* order_ended(Keyed* first, Keyed* last, std::size_t depth) {
+    Keyed* rest = std::partition(first, last, [&](const Keyed& k) { return k.size <= depth + 8; });
+    std::sort(first, rest, [](const Keyed& a, const Keyed& b) { return a.size < b.size; });
+    return rest;
+  }
+
   void sort_run(Keyed* first, Keyed* last, std::size_t depth) const {
-    Keyed* rest = std::partition(first, last, [&](const Keyed& k) { return text(k).size() <= depth + 8; });
-    std::sort(first, rest, [&](const Keyed& a, const Keyed& b) { return text(a).size() < text(b).size(); });
+    Keyed* rest = order_ended(first, last, depth);
     if (last - rest > 1) sort(rest, last, depth + 8);
   }
 
@@ -257,8 +262,7 @@ class WordSort {
         Keyed* b = a + 1;
         while (b != r.last && b->word == a->word) ++b;
         if (b - a > 1) {
-          Keyed* rest = std::partition(a, b, [&](const Keyed& k) { return text(k).size() <= r.depth + 8; });
-          std::sort(a, rest, [&](const Keyed& x, const Keyed& y) { return text(x).size() < text(y).size(); });
+          Keyed* rest = order_ended(a, b, r.depth);
           if (b - rest > 1) todo.push_back({rest, b, r.depth + 8});
         }
         a = b;
