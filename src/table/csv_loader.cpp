@@ -330,6 +330,10 @@ void move_rows(Column& col, std::size_t from, std::size_t to, std::size_t count)
   move(col.nulls);
 }
 
+// An empty field is NULL, but a quoted empty one ("") is the empty string
+// in a string column.
+bool is_null_field(const Field& f, ColumnType type) { return f.text.empty() && !(f.quoted && type == ColumnType::String); }
+
 // A value that is not NULL written at `row` as `type` (a string coded by
 // `codes`); false where the text is no value of that type.
 bool write_value(Column& col, ColumnType type, std::string_view text, std::size_t row, StringCodes& codes) {
@@ -603,7 +607,7 @@ Table parse_csv(std::string_view text, const std::string& where, const CsvLoadOp
           Seen& seen = c.seen[k];
           seen.any_value = seen.any_value || !f.text.empty();
           seen.quoted_empty = seen.quoted_empty || (f.quoted && f.text.empty());
-          if (f.text.empty() && !(f.quoted && col.type == ColumnType::String)) {
+          if (is_null_field(f, col.type)) {
             col.nulls[row] = 1;
             continue;
           }
@@ -696,7 +700,7 @@ Table parse_csv(std::string_view text, const std::string& where, const CsvLoadOp
         for (std::size_t k : again) {
           const Field& f = fields[k];
           Column& col = table.columns[k];
-          if (f.text.empty() && !(f.quoted && col.type == ColumnType::String)) {
+          if (is_null_field(f, col.type)) {
             col.nulls[row] = 1;
             continue;
           }
