@@ -32,7 +32,9 @@ TEST(CubeGpu, EveryAlgorithmEqualsCpuSequential) {
         const PreparedCube prepared(facts, spec);
         const CubeResult want = prepared.build(with(Algorithm::CpuSequential));
         for (Algorithm a : kGpuAlgorithms)
-          for (int run = 0; run < 2; ++run) {  // run 1 uploads, run 2 finds the table resident
+          // Run 1 uploads; run 2 finds the table resident, and its host
+          // vectors sized as run 1's cells while the GPU works.
+          for (int run = 0; run < 2; ++run) {
             const CubeResult got = prepared.build(with(a));
             EXPECT_EQ(compare_results(want.table, got.table), "")
                 << algorithm_name(a) << ", " << c.name << ", " << rows << " rows" << (sorted ? ", sorted" : "")

@@ -24,6 +24,7 @@
 #include <bit>
 #include <chrono>
 #include <cstring>
+#include <future>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -75,6 +76,35 @@ void fault_in_huge_pages(void* data, std::size_t bytes) {
   (void)data;
   (void)bytes;
 #endif
+}
+
+// The host vectors a build's cells will be downloaded into, sized (and so
+// faulted in) while the GPUs work: one SetCells per requested set, each
+// vector `sizes[s]` long. Faulting in fresh pages was the largest fixed
+// cost of a build after the GPU's (4 to 6 ms for the 70 MB of 1.5 M cells
+// on a 64-core host, whether 1 or 4 GPUs built; the copy into faulted
+// vectors takes 1.3 ms). The sizes are the last build's of the same
+// table and sets, so a rebuild gets its vectors ready; the bounds each
+// set's key space gives (at most the rows) were tried, and faulting them
+// took 30 to 50 ms for that cube, longer than its whole GPU build.
+std::vector<SetCells> host_cells_for(const CodedTable& coded, const std::vector<std::size_t>& sizes) {
+  std::vector<SetCells> out(sizes.size(), empty_cells(coded));
+  std::vector<std::pair<std::vector<std::uint64_t>*, std::size_t>> all;
+  for (std::size_t s = 0; s < out.size(); ++s) {
+    all.emplace_back(&out[s].keys, sizes[s]);
+    for (std::size_t a = 0; a < coded.slots.size(); ++a) {
+      all.emplace_back(&out[s].bits[a], sizes[s]);
+      if (groupby::integer_sum(coded.slots[a])) all.emplace_back(&out[s].high[a], sizes[s]);
+      if (coded.slots[a].keeps_count) all.emplace_back(&out[s].count[a], sizes[s]);
+    }
+  }
+  tbb::parallel_for(std::size_t{0}, all.size(), [&](std::size_t k) {
+    auto& [to, size] = all[k];
+    to->reserve(size);
+    fault_in_huge_pages(to->data(), size * 8);
+    to->resize(size);
+  });
+  return out;
 }
 
 // A set's cells on the device: compact (keys ascending, a state each) or a
@@ -289,10 +319,12 @@ class CubeRunner {
     return result;
   }
 
-  // The cells of `ranges` to the host, and the build's stage times.
-  std::vector<SetCells> end(const CodedTable& coded, const std::vector<CellRange>& ranges, StageTimes& stages) {
+  // The cells of `ranges` to the host, and the build's stage times;
+  // `prepared`: host_cells_for's vectors, or none.
+  std::vector<SetCells> end(const CodedTable& coded, const std::vector<CellRange>& ranges, StageTimes& stages,
+                            std::vector<SetCells> prepared = {}) {
     StageTimes host;  // after the GPU's stages, which it follows
-    std::vector<SetCells> out = download(coded, ranges, *clock_, host);
+    std::vector<SetCells> out = download(coded, ranges, *clock_, host, std::move(prepared));
     end(stages);
     stages.insert(stages.end(), host.begin(), host.end());
     return out;
@@ -654,28 +686,29 @@ class CubeRunner {
   }
 
   // The cells of each range to the host. The copies land in page-locked
-  // memory (a copy into pageable vectors ran at 5 GB/s); while they run, the
-  // cells' vectors are sized (zero-filled, in huge pages where Linux gives
-  // them: 70 MB for 1.5 M cells), a task per vector, and then filled from
-  // the page-locked buffer in parallel.
+  // memory (a copy into pageable vectors ran at 5 GB/s); then the cells'
+  // vectors are filled from it in parallel. The vectors are `prepared`'s
+  // when it has one per range (sized while the GPU worked, cut to the
+  // cells here); else they are sized while the copies run (zero-filled, in
+  // huge pages where Linux gives them: 70 MB for 1.5 M cells), a task per
+  // vector.
   std::vector<SetCells> download(const CodedTable& coded, const std::vector<CellRange>& result, StageClock& clock,
-                                 StageTimes& stages) {
+                                 StageTimes& stages, std::vector<SetCells> prepared) {
     const cudaStream_t s = ctx_.stream();
     struct Piece {
       const std::uint64_t* from;
       std::vector<std::uint64_t>* to;
       std::size_t offset, size;  // in the pinned buffer, in words
     };
-    std::vector<SetCells> out;
+    std::vector<SetCells> out = prepared.size() == result.size() ? std::move(prepared) : std::vector<SetCells>{};
     std::vector<Piece> pieces;
     std::size_t words = 0;
-    out.reserve(result.size());
+    if (out.empty()) out.assign(result.size(), empty_cells(coded));
     for (std::size_t i = 0; i < result.size(); ++i) {
       DeviceCells& d = cells_at(result[i].at);
       const std::size_t begin = result[i].begin;
       const std::size_t n = result[i].count == CellRange::kAll ? d.size : result[i].count;
-      out.push_back(empty_cells(coded));
-      SetCells& c = out.back();
+      SetCells& c = out[i];
       auto add = [&](const DeviceBuffer<std::uint64_t>& from, std::vector<std::uint64_t>& to) {
         pieces.push_back({from.data() + begin, &to, words, n});
         words += n;
@@ -698,6 +731,10 @@ class CubeRunner {
     host.start("cells into host vectors (host)");
     tbb::parallel_for(std::size_t{0}, pieces.size(), [&](std::size_t k) {
       std::vector<std::uint64_t>& to = *pieces[k].to;
+      if (to.size() >= pieces[k].size) {  // prepared: cut, nothing written
+        to.resize(pieces[k].size);
+        return;
+      }
       to.reserve(pieces[k].size);
       fault_in_huge_pages(to.data(), pieces[k].size * 8);
       to.resize(pieces[k].size);
@@ -815,6 +852,33 @@ std::vector<SetCells> build_gpu(const CodedTable& coded, const CubeSpec& spec, A
   // build every set per slice, and the parts are merged on the host.
   const bool merge_on_device = k > 1 && algorithm == Algorithm::GpuLattice;
   const auto start = std::chrono::steady_clock::now();
+  // The host vectors of the whole cube, sized on a thread of their own
+  // while the GPUs work, where one context downloads the whole cube and the
+  // last build was of the same table and sets (host_cells_for).
+  struct LastBuild {
+    std::uint64_t coded_id = 0;
+    std::vector<SetMask> sets;
+    std::vector<std::size_t> cells;  // per set
+  };
+  static LastBuild last_build;  // under `mutex`
+  std::future<std::vector<SetCells>> host_cells;
+  double host_cells_ms = 0;
+  if ((k == 1 || merge_on_device) && last_build.coded_id == coded.id && last_build.sets == spec.sets)
+    host_cells = std::async(std::launch::async, [&, sizes = last_build.cells] {
+      const auto t = std::chrono::steady_clock::now();
+      std::vector<SetCells> cells = gpu::host_cells_for(coded, sizes);
+      host_cells_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+      return cells;
+    });
+  // Waits for them (once a build fails, too, so that the thread's
+  // references stay valid).
+  auto prepared = [&] { return host_cells.valid() ? host_cells.get() : std::vector<SetCells>{}; };
+  struct Joined {  // the thread joined on every way out
+    std::future<std::vector<SetCells>>& f;
+    ~Joined() {
+      if (f.valid()) f.wait();
+    }
+  } joined{host_cells};
   std::vector<std::vector<SetCells>> parts(k);
   std::vector<StageTimes> part_stages(k);
   each([&](std::size_t i) {
@@ -822,14 +886,17 @@ std::vector<SetCells> build_gpu(const CodedTable& coded, const CubeSpec& spec, A
     mine[i]->begin(coded, options.timing, options.keep_resident, part_stages[i], first, last - first);
     if (merge_on_device)
       mine[i]->finest(coded, spec);
-    else
-      parts[i] = mine[i]->end(coded, mine[i]->build(coded, spec, algorithm), part_stages[i]);
+    else {
+      const std::vector<gpu::CellRange> ranges = mine[i]->build(coded, spec, algorithm);
+      parts[i] = mine[i]->end(coded, ranges, part_stages[i], k == 1 ? prepared() : std::vector<SetCells>{});
+    }
   });
   std::vector<SetCells> out;
   if (merge_on_device) {
     try {
       mine[0]->absorb_finest(coded, std::vector<gpu::CubeRunner*>(mine.begin() + 1, mine.end()));
-      out = mine[0]->end(coded, mine[0]->coarser(coded, spec), part_stages[0]);
+      const std::vector<gpu::CellRange> ranges = mine[0]->coarser(coded, spec);
+      out = mine[0]->end(coded, ranges, part_stages[0], prepared());
     } catch (...) {
       rethrow(0, std::current_exception());
     }
@@ -837,6 +904,8 @@ std::vector<SetCells> build_gpu(const CodedTable& coded, const CubeSpec& spec, A
       if (i > 0) mine[i]->end(part_stages[i]);
     });
   }
+  if (options.timing && host_cells_ms > 0)
+    stages.emplace_back("cells' host vectors sized as the last build's (host, beside the GPUs)", host_cells_ms);
   for (std::size_t i = 0; i < k; ++i)
     for (auto& [name, ms] : part_stages[i])
       stages.emplace_back(k == 1 ? name : "context " + std::to_string(i) + " (GPU " + std::to_string(devices[i]) + "): " + name, ms);
@@ -849,6 +918,8 @@ std::vector<SetCells> build_gpu(const CodedTable& coded, const CubeSpec& spec, A
       stages.emplace_back("merge of " + std::to_string(k) + " parts (host)",
                           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - merge_start).count());
   }
+  last_build = LastBuild{coded.id, spec.sets, {}};
+  for (const SetCells& c : out) last_build.cells.push_back(c.keys.size());
   // The GPU part as a whole, by the host's clock: what several contexts
   // are compared by (their stages overlap).
   if (options.timing)
