@@ -37,6 +37,14 @@
 #else
 #define GPUOLAP_HOST_DEVICE
 #endif
+// A term's addition, inlined into the loops that add millions of them: GCC
+// left CarrySave::add a call per value in cpu-parallel's reduction (M1:
+// 7.3 ns a value on one core, 5.7 with the sums in registers).
+#if defined(__CUDA_ARCH__)
+#define GPUOLAP_ALWAYS_INLINE __forceinline__
+#else
+#define GPUOLAP_ALWAYS_INLINE [[gnu::always_inline]] inline
+#endif
 #if !defined(__CUDA_ARCH__)
 #include <bit>
 #include <cmath>
@@ -362,7 +370,7 @@ class ExactSum {
 class CarrySave {
  public:
   // Adds x, a multiple of the grid's unit below 2^(low + 3S - 1).
-  GPUOLAP_HOST_DEVICE void add(double x, const SumGrid& g) {
+  GPUOLAP_ALWAYS_INLINE GPUOLAP_HOST_DEVICE void add(double x, const SumGrid& g) {
     using exact_detail::add_rn;
     using exact_detail::bits_of;
     const double y = exact_detail::product(x, g.scale);  // in units: exact (a power of two)

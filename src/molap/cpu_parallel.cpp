@@ -42,6 +42,37 @@ tbb::enumerable_thread_specific<Local> accumulate_pages(const FactTable& facts, 
   return locals;
 }
 
+// values[begin, end) added to `sum` in carry-save form, and counted
+// (NaN: no value, added as 0, which changes no limb). Four sums in locals
+// of their own and the grid's constants copied in, so that the limbs stay
+// in registers: with the sums in an array indexed by lane, each value's
+// limbs went through memory (a load, an add and a store each).
+void add_values(std::span<const double> values, size_t begin, size_t end, const SumGrid& sum_grid, CarrySave& sum,
+                uint64_t& count) {
+  const SumGrid grid = sum_grid;
+  CarrySave s0, s1, s2, s3;
+  uint64_t present = 0;
+  const auto term = [&](size_t i) {
+    const double v = values[i];
+    const bool has = has_value(v);
+    present += has;
+    return has ? v : 0.0;
+  };
+  size_t i = begin;
+  for (; i + 4 <= end; i += 4) {
+    s0.add(term(i), grid);
+    s1.add(term(i + 1), grid);
+    s2.add(term(i + 2), grid);
+    s3.add(term(i + 3), grid);
+  }
+  for (; i != end; ++i) s0.add(term(i), grid);
+  s0.merge(s1);
+  s0.merge(s2);
+  s0.merge(s3);
+  sum.merge(s0);
+  count += present;
+}
+
 // One target (B1, M1): its aggregate is a reduction over the relevant
 // pages' values, each times its cell's weight — the product of the walked
 // dimensions' one weight, 1 where every dimension is a total (the keys then
@@ -113,8 +144,15 @@ AreaResult run_one_target(const FactTable& facts, const AggregationMap& map, con
       else acc.sum.merge(sums[0]);
       acc.count += counts[0];
     };
-    if (grid.limb_bits) lanes(CarrySave{});
-    else lanes(ExactSum{});
+    if (grid.limb_bits && dims.empty()) {
+      CarrySave sum;
+      add_values(values, begin, end, grid, sum, acc.count);
+      acc.sum.merge(sum.exact(grid));
+    } else if (grid.limb_bits) {
+      lanes(CarrySave{});
+    } else {
+      lanes(ExactSum{});
+    }
   };
   CellAccumulator total = tbb::parallel_reduce(
       tbb::blocked_range<size_t>(0, facts.page_count(), 4), CellAccumulator{},
