@@ -863,7 +863,7 @@ std::vector<SetCells> build_gpu(const CodedTable& coded, const CubeSpec& spec, A
   static LastBuild last_build;  // under `mutex`
   std::future<std::vector<SetCells>> host_cells;
   double host_cells_ms = 0;
-  if ((k == 1 || merge_on_device) && last_build.coded_id == coded.id && last_build.sets == spec.sets)
+  if ((k == 1 || merge_on_device) && coded.id != 0 && last_build.coded_id == coded.id && last_build.sets == spec.sets)
     host_cells = std::async(std::launch::async, [&, sizes = last_build.cells] {
       const auto t = std::chrono::steady_clock::now();
       std::vector<SetCells> cells = gpu::host_cells_for(coded, sizes);
@@ -871,8 +871,15 @@ std::vector<SetCells> build_gpu(const CodedTable& coded, const CubeSpec& spec, A
       return cells;
     });
   // Waits for them (once a build fails, too, so that the thread's
-  // references stay valid).
-  auto prepared = [&] { return host_cells.valid() ? host_cells.get() : std::vector<SetCells>{}; };
+  // references stay valid). A failure there (out of host memory) is not
+  // the build's: the vectors are then sized after the download.
+  auto prepared = [&] {
+    try {
+      return host_cells.valid() ? host_cells.get() : std::vector<SetCells>{};
+    } catch (const std::exception&) {
+      return std::vector<SetCells>{};
+    }
+  };
   struct Joined {  // the thread joined on every way out
     std::future<std::vector<SetCells>>& f;
     ~Joined() {
