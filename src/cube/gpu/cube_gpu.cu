@@ -78,6 +78,20 @@ void fault_in_huge_pages(void* data, std::size_t bytes) {
 #endif
 }
 
+// Calls f on the same column of each of `cells` (SetCells or DeviceCells,
+// laid out alike), for every column the aggregates of `slots` keep: the
+// keys, then per aggregate its bits, its high words (integer sums) and its
+// counts.
+template <class F, class... Cells>
+void for_each_column(const std::vector<groupby::AggregateSlot>& slots, F f, Cells&... cells) {
+  f(cells.keys...);
+  for (std::size_t a = 0; a < slots.size(); ++a) {
+    f(cells.bits[a]...);
+    if (groupby::integer_sum(slots[a])) f(cells.high[a]...);
+    if (slots[a].keeps_count) f(cells.count[a]...);
+  }
+}
+
 // The host vectors a build's cells will be downloaded into, sized (and so
 // faulted in) while the GPUs work: one SetCells per requested set, each
 // vector `sizes[s]` long. Faulting in fresh pages was the largest fixed
@@ -90,14 +104,8 @@ void fault_in_huge_pages(void* data, std::size_t bytes) {
 std::vector<SetCells> host_cells_for(const CodedTable& coded, const std::vector<std::size_t>& sizes) {
   std::vector<SetCells> out(sizes.size(), empty_cells(coded));
   std::vector<std::pair<std::vector<std::uint64_t>*, std::size_t>> all;
-  for (std::size_t s = 0; s < out.size(); ++s) {
-    all.emplace_back(&out[s].keys, sizes[s]);
-    for (std::size_t a = 0; a < coded.slots.size(); ++a) {
-      all.emplace_back(&out[s].bits[a], sizes[s]);
-      if (groupby::integer_sum(coded.slots[a])) all.emplace_back(&out[s].high[a], sizes[s]);
-      if (coded.slots[a].keeps_count) all.emplace_back(&out[s].count[a], sizes[s]);
-    }
-  }
+  for (std::size_t s = 0; s < out.size(); ++s)
+    for_each_column(coded.slots, [&](std::vector<std::uint64_t>& v) { all.emplace_back(&v, sizes[s]); }, out[s]);
   tbb::parallel_for(std::size_t{0}, all.size(), [&](std::size_t k) {
     auto& [to, size] = all[k];
     to->reserve(size);
@@ -260,12 +268,7 @@ class CubeRunner {
           GPUOLAP_CUDA_CHECK(cudaMemcpyPeerAsync(to.data() + offset, ctx_.device(), source.data(), from.ctx_.device(),
                                                  n * 8, s));
       };
-      copy(all.keys, f.keys);
-      for (std::size_t a = 0; a < slots_.size(); ++a) {
-        copy(all.bits[a], f.bits[a]);
-        if (groupby::integer_sum(slots_[a])) copy(all.high[a], f.high[a]);
-        if (slots_[a].keeps_count) copy(all.count[a], f.count[a]);
-      }
+      for_each_column(slots_, copy, all, f);
       offset += n;
     };
     append(*this);
@@ -713,12 +716,7 @@ class CubeRunner {
         pieces.push_back({from.data() + begin, &to, words, n});
         words += n;
       };
-      add(d.keys, c.keys);
-      for (std::size_t a = 0; a < slots_.size(); ++a) {
-        add(d.bits[a], c.bits[a]);
-        if (groupby::integer_sum(slots_[a])) add(d.high[a], c.high[a]);
-        if (slots_[a].keeps_count) add(d.count[a], c.count[a]);
-      }
+      for_each_column(slots_, add, d, c);
     }
     downloaded_.reserve(std::max<std::size_t>(words, 1) * 8);
     auto* pinned = static_cast<std::uint64_t*>(downloaded_.data());
@@ -870,9 +868,10 @@ std::vector<SetCells> build_gpu(const CodedTable& coded, const CubeSpec& spec, A
       host_cells_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
       return cells;
     });
-  // Waits for them (once a build fails, too, so that the thread's
-  // references stay valid). A failure there (out of host memory) is not
-  // the build's: the vectors are then sized after the download.
+  // Waits for them. A failure there (out of host memory) is not the
+  // build's: the vectors are then sized after the download. A build that
+  // fails first waits too: std::async's future blocks when destroyed, so
+  // the thread never outlives what it refers to.
   auto prepared = [&] {
     try {
       return host_cells.valid() ? host_cells.get() : std::vector<SetCells>{};
@@ -880,12 +879,6 @@ std::vector<SetCells> build_gpu(const CodedTable& coded, const CubeSpec& spec, A
       return std::vector<SetCells>{};
     }
   };
-  struct Joined {  // the thread joined on every way out
-    std::future<std::vector<SetCells>>& f;
-    ~Joined() {
-      if (f.valid()) f.wait();
-    }
-  } joined{host_cells};
   std::vector<std::vector<SetCells>> parts(k);
   std::vector<StageTimes> part_stages(k);
   each([&](std::size_t i) {
