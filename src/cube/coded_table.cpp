@@ -303,6 +303,7 @@ Layout layout_of(const CodedTable& coded, SetMask mask) {
 
 Projection projection(const CodedTable& coded, const Layout& from, const Layout& to) {
   Projection p;
+  p.narrow = from.cells < (std::uint64_t{1} << 32);
   for (std::size_t i = 0; i < coded.columns.size(); ++i)
     if (to.mask & (SetMask{1} << i)) {
       p.from_stride[p.columns] = from.stride[i];

@@ -50,9 +50,7 @@ using gpuolap::DeviceBuffer;
 using gpuolap::gpu::StageClock;
 
 constexpr int kBlock = 256;
-// Parent cells per thread of cells_into_dense, sorted positions per thread
-// of aggregate_run_chunks.
-constexpr int kCellChunk = 8;
+// Sorted positions per thread of aggregate_run_chunks.
 constexpr int kRunChunk = 16;
 
 unsigned grid_for(std::size_t items, int block = kBlock) {
@@ -505,6 +503,23 @@ class CubeRunner {
     out.size = r;
   }
 
+  // cells_into_dense over `bound` parent cells at most, instantiated for
+  // the aggregates held (registers for what is used).
+  void cells_into_dense_over(const DenseRuns& runs, std::size_t bound) {
+    if (!bound) return;
+    const cudaStream_t s = ctx_.stream();
+    const std::size_t steps = (bound + 32 * kCellsPerLane - 1) / (32 * kCellsPerLane);
+    const unsigned grid = grid_for(steps * 32, kDenseRunsBlock);
+    switch (slots_.size()) {
+      case 1: cells_into_dense<1><<<grid, kDenseRunsBlock, 0, s>>>(runs, bound); break;
+      case 2: cells_into_dense<2><<<grid, kDenseRunsBlock, 0, s>>>(runs, bound); break;
+      case 3:
+      case 4: cells_into_dense<4><<<grid, kDenseRunsBlock, 0, s>>>(runs, bound); break;
+      default: cells_into_dense<kStates><<<grid, kDenseRunsBlock, 0, s>>>(runs, bound); break;
+    }
+    GPUOLAP_CHECK_LAUNCH("cells_into_dense");
+  }
+
   // keys (n) sorted with their positions: into sorted_keys_ and order_
   // (bits: the keys' significant bits).
   void sort_with_positions(const std::uint64_t* keys, std::uint32_t* positions, std::size_t n, int bits) {
@@ -614,10 +629,7 @@ class CubeRunner {
       t.projection = proj;
       t.cells = dense_cube(dense, layout.cells);
       t.filled = dense.filled.data();
-      if (from_bound)
-        cells_into_dense<<<grid_for((from_bound + kCellChunk - 1) / kCellChunk), kBlock, 0, ctx_.stream()>>>(
-            p.keys.data(), parent_cells, count_of(from_at), t, kCellChunk);
-      GPUOLAP_CHECK_LAUNCH("cells_into_dense");
+      cells_into_dense_over(DenseRuns{p.keys.data(), count_of(from_at), parent_cells, t}, from_bound);
       compact(dense, layout.cells, at);
       return std::min(layout.cells, from_bound);
     }

@@ -27,46 +27,9 @@
 // Pass 2 reads the values, and the keys only of rows that start a group.
 #include "groupby/gpu/ordered_kernels.cuh"
 #include "groupby/gpu/tile_look_back.cuh"
+#include "groupby/gpu/warp_states.cuh"
 
 namespace gpuolap::groupby::gpu {
-
-
-template <int N>
-__device__ __forceinline__ States<N> shfl_states(const DeviceAggregates& A, const States<N>& st, int src) {
-  States<N> o;
-#pragma unroll
-  for (int a = 0; a < N; ++a)
-    if (a < A.count) {
-      o.s[a].bits = __shfl_sync(0xffffffffu, st.s[a].bits, src);
-      o.s[a].high = A.high[a] ? __shfl_sync(0xffffffffu, st.s[a].high, src) : 0;
-      o.s[a].count = A.counts[a] ? __shfl_sync(0xffffffffu, st.s[a].count, src) : 0;
-    }
-  return o;
-}
-
-// Only the words a state uses travel: `high` for integer sums, `count`
-// where the slot keeps one (a double SUM moves one word, not three).
-template <int N>
-__device__ __forceinline__ States<N> shfl_up_states(const DeviceAggregates& A, const States<N>& st, int d) {
-  States<N> o = st;
-#pragma unroll
-  for (int a = 0; a < N; ++a)
-    if (a < A.count) {
-      o.s[a].bits = __shfl_up_sync(0xffffffffu, st.s[a].bits, d);
-      if (A.high[a]) o.s[a].high = __shfl_up_sync(0xffffffffu, st.s[a].high, d);
-      if (A.counts[a]) o.s[a].count = __shfl_up_sync(0xffffffffu, st.s[a].count, d);
-    }
-  return o;
-}
-
-// `later` merged after `earlier`, returned.
-template <int N>
-__device__ __forceinline__ States<N> merged(const DeviceAggregates& A, States<N> earlier, const States<N>& later) {
-#pragma unroll
-  for (int a = 0; a < N; ++a)
-    if (a < A.count) merge_state(A.slot[a], earlier.s[a], later.s[a]);
-  return earlier;
-}
 
 constexpr int kRowsPerLane = 4;  // rows a lane takes per step
 
