@@ -232,6 +232,7 @@ __global__ void __launch_bounds__(kDenseRunsBlock) cells_into_dense(DenseRuns ru
   using groupby::gpu::merged;
   using groupby::gpu::reset;
   using groupby::gpu::shfl_up_states;
+  using groupby::gpu::warp_segmented_scan;
   constexpr std::size_t kStep = 32 * kCellsPerLane;
   const DeviceAggregates& A = runs.target.cells;
   const std::size_t n = min(bound, std::size_t{*runs.parent_count});
@@ -270,15 +271,8 @@ __global__ void __launch_bounds__(kDenseRunsBlock) cells_into_dense(DenseRuns ru
     }
     // The segmented scan: a lane passes on its tail (cutting what came
     // before) or, without a start, its lead added to what came before.
-    States<N> pass = started ? tail : lead;
     bool cut = started;
-#pragma unroll
-    for (int d = 1; d < 32; d <<= 1) {
-      const States<N> up = shfl_up_states(A, pass, d);
-      const bool up_cut = __shfl_up_sync(0xffffffffu, cut, d);
-      if (lane >= d && !cut) pass = merged(A, up, pass);
-      if (lane >= d) cut = cut || up_cut;
-    }
+    const States<N> pass = warp_segmented_scan(A, started ? tail : lead, cut);
     // The run open before this lane (the lane before's inclusive value)
     // ends at the lane's first start.
     States<N> into = shfl_up_states(A, pass, 1);

@@ -135,14 +135,8 @@ __global__ void __launch_bounds__(512, 2) block_cooperative(Keys keys, std::size
     // The segmented scan over the lanes: what each lane passes on is its
     // tail (cutting what came before) or, without a start, its lead added
     // to what came before. `into` ends as the run open before this lane.
-    States<N> pass = started ? tail : lead;
     bool cut = started;
-    for (int d = 1; d < 32; d <<= 1) {
-      const States<N> up = shfl_up_states(A, pass, d);
-      const bool up_cut = __shfl_up_sync(0xffffffffu, cut, d);
-      if (lane >= d && !cut) pass = merged(A, up, pass);
-      if (lane >= d) cut = cut || up_cut;
-    }
+    const States<N> pass = warp_segmented_scan(A, started ? tail : lead, cut);
     // Exclusive: the lane before's inclusive value, after the carry when
     // no lane before cuts.
     States<N> into = shfl_up_states(A, pass, 1);

@@ -44,4 +44,20 @@ __device__ __forceinline__ States<N> merged(const DeviceAggregates& A, States<N>
   return earlier;
 }
 
+// The segmented inclusive scan over a warp's lanes (every lane must call
+// it): each lane's `value` merged after those of the lanes before it, back
+// to the nearest lane whose `cut` is set (a lane that starts a segment).
+// On return `cut` says whether the lane or one before it cuts.
+template <int N>
+__device__ __forceinline__ States<N> warp_segmented_scan(const DeviceAggregates& A, States<N> value, bool& cut) {
+  const int lane = threadIdx.x & 31;
+  for (int d = 1; d < 32; d <<= 1) {
+    const States<N> up = shfl_up_states(A, value, d);
+    const bool up_cut = __shfl_up_sync(0xffffffffu, cut, d);
+    if (lane >= d && !cut) value = merged(A, up, value);
+    if (lane >= d) cut = cut || up_cut;
+  }
+  return value;
+}
+
 }  // namespace gpuolap::groupby::gpu
