@@ -19,7 +19,12 @@ case "$cuda" in
   *) echo "demo.sh: GPUOLAP_CUDA=$cuda: expected ON, OFF or AUTO" >&2; exit 2 ;;
 esac
 echo "demo.sh: building the gpuolap command into build-demo/ (CUDA $cuda)" >&2
-bash scripts/build.sh --dir build-demo --target gpuolap --setup build -DGPUOLAP_TESTS=OFF -DGPUOLAP_CUDA="$cuda" >&2
+# A unity build (each library's files compiled a few at a time, as one):
+# the headers every file includes (fmt, nlohmann-json, TBB, the HTTP and
+# CLI libraries) are parsed once per batch, not once per file. On the
+# 2-core VM: 369 CPU-seconds and 197 s against 714 and 359 file by file.
+bash scripts/build.sh --dir build-demo --target gpuolap --setup build -DGPUOLAP_TESTS=OFF -DGPUOLAP_CUDA="$cuda" \
+  -DCMAKE_UNITY_BUILD=ON >&2
 gpuolap=build-demo/src/gpuolap
 out=build-demo/demo
 # The server a previous run left serving the cube that is about to be replaced.
