@@ -126,8 +126,7 @@ __global__ void border_flags(const std::uint64_t* keys, std::size_t n, std::uint
 struct RowSource {
   DeviceAggregates slots;
   const std::uint32_t* order;  // sorted position -> row; null: the rows in order
-  template <int N>
-  __device__ __forceinline__ void add(States<N>& st, std::size_t i) const {
+  __device__ __forceinline__ void add(States<kStates>& st, std::size_t i) const {
     groupby::gpu::add(slots, st, order ? order[i] : i);
   }
 };
@@ -135,9 +134,8 @@ struct RowSource {
 struct CellSource {
   DeviceAggregates cells;
   const std::uint32_t* order;  // sorted position -> parent cell
-  template <int N>
-  __device__ __forceinline__ void add(States<N>& st, std::size_t i) const {
-    States<N> cell;
+  __device__ __forceinline__ void add(States<kStates>& st, std::size_t i) const {
+    States<kStates> cell;
     load_cell(cells, order[i], cell);
     merge_cell(cells, st, cell);
   }
