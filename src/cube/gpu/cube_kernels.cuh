@@ -12,7 +12,9 @@
 //                before, found through a tile staged in shared memory; the
 //                borders' prefix sum numbers the runs; then a thread per
 //                chunk of positions, an atomic where a run or chunk ends
-//                (gpu-sorted, the paper's form)
+//                (gpu-sorted, the paper's form; the coarser sets a sort
+//                makes). The lattice's and gpu-expand's runs of rows are
+//                CUB's instead (groupby/gpu/slot_reduce_by_key.cuh)
 //   warp runs    a parent's cells into a dense set (the lattice), read
 //                coalesced: a warp takes 128 consecutive cells, reduces runs
 //                of equal child cells in registers and across its lanes,
@@ -85,12 +87,12 @@ __global__ void rows_into_dense(const std::uint64_t* keys, std::size_t rows, Dev
   }
 }
 
-// out[i] = projection(keys[i]); with `rows` set, rows[i] = i too (the values
-// a sort of the keys carries along).
+// out[i] = projection(keys[i]) (with `out` set); with `rows` set, rows[i] =
+// i too (the values a sort of the keys carries along).
 __global__ void project_keys(const std::uint64_t* keys, std::size_t n, Projection projection, std::uint64_t* out,
                              std::uint32_t* rows) {
   for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n; i += std::size_t{gridDim.x} * blockDim.x) {
-    out[i] = projection(keys[i]);
+    if (out) out[i] = projection(keys[i]);
     if (rows) rows[i] = static_cast<std::uint32_t>(i);
   }
 }
