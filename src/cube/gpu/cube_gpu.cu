@@ -461,7 +461,8 @@ class CubeRunner {
   // from `source`, into cells_at(at). The runs are numbered by a scan of
   // "a run starts here" flags: written first by the shared-memory border
   // kernel of the paper's §2.3 (staged_borders, gpu-sorted), or computed
-  // inside the scan from the keys (the lattice, expand: one pass less).
+  // inside the scan from the keys (the coarser sets a sort makes: one pass
+  // less). The runs of rows in the lattice and gpu-expand are row_runs'.
   template <class Source>
   void runs(const std::uint64_t* sorted_keys, std::size_t n, const Source& source, std::size_t at,
             bool staged_borders = false) {

@@ -5,7 +5,8 @@
 //
 // Cells of a set live either in a dense cube (one state per possible key,
 // with a `filled` byte) or as compact arrays (keys ascending, one state
-// each). Rows and cells reach them four ways:
+// each). Rows and cells reach them four ways here (and the lattice's and
+// gpu-expand's runs of rows through CUB, groupby/gpu/slot_reduce_by_key.cuh):
 //   atomics      a thread per row merges into the dense cube (gpu-naive,
 //                the lattice's finest set from unsorted rows)
 //   runs         keys sorted; a border where a key differs from the one
@@ -13,8 +14,7 @@
 //                borders' prefix sum numbers the runs; then a thread per
 //                chunk of positions, an atomic where a run or chunk ends
 //                (gpu-sorted, the paper's form; the coarser sets a sort
-//                makes). The lattice's and gpu-expand's runs of rows are
-//                CUB's instead (groupby/gpu/slot_reduce_by_key.cuh)
+//                makes)
 //   warp runs    a parent's cells into a dense set (the lattice), read
 //                coalesced: a warp takes 128 consecutive cells, reduces runs
 //                of equal child cells in registers and across its lanes,

@@ -138,8 +138,8 @@ void reduce_slots_by_key(gpuolap::gpu::DeviceContext& ctx, const std::uint64_t* 
   for (int a = 0; a < rows.count && !lengths; ++a)
     if (rows.slot[a].kind == AggregateKind::CountStar) lengths = out.bits[a];
   constexpr int kBlock = 256;
-  runs_from_starts<<<(runs + kBlock - 1) / kBlock, kBlock, 0, s>>>(keys, static_cast<std::size_t>(n), starts, runs,
-                                                                   unique_keys, lengths);
+  const auto blocks = static_cast<unsigned>((std::size_t{runs} + kBlock - 1) / kBlock);
+  runs_from_starts<<<blocks, kBlock, 0, s>>>(keys, static_cast<std::size_t>(n), starts, runs, unique_keys, lengths);
   GPUOLAP_CHECK_LAUNCH("runs_from_starts");
   auto words = [&](const AggregateSlot& slot, RowWord word, std::uint64_t if_null) {
     return thrust::make_transform_iterator(positions, RowWordValue{slot, SortedRow{order}, word, if_null});
