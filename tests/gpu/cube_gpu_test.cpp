@@ -48,17 +48,20 @@ TEST(CubeGpu, EveryAlgorithmEqualsCpuSequential) {
 // aggregate's words (the atomics; the runs' reduce-by-key calls,
 // groupby/gpu/slot_reduce_by_key.cuh): integer SUM, AVG, MAX and COUNT over
 // a nullable column; MIN, MAX, AVG of doubles with NaN, -0.0 and NULLs;
-// MAX of strings. Dimensions that lead the sorted table's order give the
+// MAX of strings; COUNT and AVG of a column without NULL flags. Dimensions that lead the sorted table's order give the
 // lattice sorted rows; the others, rows in no order.
 TEST(CubeGpu, NullAndSpecialValuedMeasuresEqualCpuSequential) {
   ASSERT_TRUE(gpu_available());
   const std::pair<const char*, const char*> cases[] = {
       {"a>b, c", "min(d), max(d), avg(d), sum(d), count(d), max(z), count(*)"},
       {"b>c, e", "sum(a), avg(a), max(a), min(a), count(a), min(d), max(d)"},
+      // y has no NULL flags: its count and AVG's count are the runs' lengths.
+      {"a>b, c", "avg(y), count(y), sum(x), count(x)"},
   };
   for (std::size_t rows : {1, 3000, 200000})
     for (bool sorted : {false, true}) {
-      const table::Table facts = test::random_table(rows, 5 + static_cast<std::uint32_t>(rows), sorted);
+      table::Table facts = test::random_table(rows, 5 + static_cast<std::uint32_t>(rows), sorted);
+      facts.columns[6].nulls.clear();  // y, as a column loaded without NULLs
       for (const auto& [dims, measures] : cases) {
         CubeSpec spec = parse_dims(dims);
         parse_measures(measures, spec, facts);

@@ -4,9 +4,10 @@
 //   find_run_starts      where each run starts (cub::DeviceSelect::
 //                        UniqueByKey over the positions): the runs' number,
 //                        so that the caller can allocate their states
-//   reduce_slots_by_key  each run's key and, for COUNT(*), its length, from
-//                        the starts; every other word of each state by one
-//                        cub::DeviceReduce::ReduceByKey, so that each call
+//   reduce_slots_by_key  each run's key and its length (the words of
+//                        COUNT(*), and the counts of columns without NULLs)
+//                        from the starts; every other word of each state by
+//                        one cub::DeviceReduce::ReduceByKey, so that each call
 //                        moves the keys and one small value (8 bytes, 16 for
 //                        an integer sum) instead of a whole state
 // The runs' words come out as the kernels' atomics would leave them
@@ -132,11 +133,23 @@ void reduce_slots_by_key(gpuolap::gpu::DeviceContext& ctx, const std::uint64_t* 
     GPUOLAP_CUDA_CHECK(cub::DeviceReduce::ReduceByKey(ctx.scratch(bytes), bytes, keys, no_keys, values, into,
                                                       scratch_count, op, n, s));
   };
-  // The runs' keys, and their lengths as the first COUNT(*)'s words (the
-  // others copy them).
+  // The runs' keys, and their lengths: the words of COUNT(*), and of
+  // COUNT(x) or an AVG's count over a column without NULLs, are the runs'
+  // lengths. The first such word takes them; the others copy it (a
+  // reduce-by-key over the positions cost as much as a SUM's).
   std::uint64_t* lengths = nullptr;
-  for (int a = 0; a < rows.count && !lengths; ++a)
-    if (rows.slot[a].kind == AggregateKind::CountStar) lengths = out.bits[a];
+  auto length_word = [&](std::uint64_t* word) {
+    if (!lengths) lengths = word;
+    else if (word != lengths)
+      GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(word, lengths, runs * sizeof(std::uint64_t), cudaMemcpyDeviceToDevice, s));
+  };
+  auto bits_are_lengths = [&](const AggregateSlot& slot) {
+    return slot.kind == AggregateKind::CountStar || (slot.kind == AggregateKind::Count && !slot.nulls);
+  };
+  for (int a = 0; a < rows.count && !lengths; ++a) {
+    if (bits_are_lengths(rows.slot[a])) lengths = out.bits[a];
+    else if (out.counts[a] && !rows.slot[a].nulls) lengths = out.counts[a];
+  }
   constexpr int kBlock = 256;
   const auto blocks = static_cast<unsigned>((std::size_t{runs} + kBlock - 1) / kBlock);
   runs_from_starts<<<blocks, kBlock, 0, s>>>(keys, static_cast<std::size_t>(n), starts, runs, unique_keys, lengths);
@@ -148,12 +161,11 @@ void reduce_slots_by_key(gpuolap::gpu::DeviceContext& ctx, const std::uint64_t* 
     const AggregateSlot& slot = rows.slot[a];
     switch (slot.kind) {
       case AggregateKind::CountStar:
-        if (out.bits[a] != lengths)
-          GPUOLAP_CUDA_CHECK(
-              cudaMemcpyAsync(out.bits[a], lengths, runs * sizeof(std::uint64_t), cudaMemcpyDeviceToDevice, s));
+        length_word(out.bits[a]);
         break;
       case AggregateKind::Count:
-        reduce(words(slot, RowWord::NotNull, 0), out.bits[a], cuda::std::plus<std::uint64_t>{});
+        if (bits_are_lengths(slot)) length_word(out.bits[a]);
+        else reduce(words(slot, RowWord::NotNull, 0), out.bits[a], cuda::std::plus<std::uint64_t>{});
         break;
       case AggregateKind::Sum:
       case AggregateKind::Avg:
@@ -174,7 +186,10 @@ void reduce_slots_by_key(gpuolap::gpu::DeviceContext& ctx, const std::uint64_t* 
         reduce(words(slot, RowWord::Ordered, 0), out.bits[a], cuda::maximum<std::uint64_t>{});
         break;
     }
-    if (out.counts[a]) reduce(words(slot, RowWord::NotNull, 0), out.counts[a], cuda::std::plus<std::uint64_t>{});
+    if (out.counts[a]) {
+      if (!slot.nulls) length_word(out.counts[a]);
+      else reduce(words(slot, RowWord::NotNull, 0), out.counts[a], cuda::std::plus<std::uint64_t>{});
+    }
   }
 }
 
