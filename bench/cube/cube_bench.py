@@ -67,6 +67,8 @@ def main():
     ap.add_argument("--gpus", default="1", help="GPU counts for the gpu algorithms: 1,2,4 builds each over GPUs 0..n-1 "
                     "(--gpus), the rows cut into a slice per GPU")
     ap.add_argument("--skip-cpu", action="store_true", help="no cpu-sequential or cpu-partitioned rows")
+    ap.add_argument("--upload-chunks", default="0", help="the uploaded (not resident) gpu builds, one per value of "
+                    "--upload-chunks: 0 chunks of about 32 MB aggregated beside the copy, 1 one copy then the kernels")
     args = ap.parse_args()
     results = []
     if args.lineitem:
@@ -90,21 +92,24 @@ def main():
             if args.skip_cpu:
                 runs = [(a, t) for a, t in runs if a.startswith("gpu-")]
             counts = [int(n) for n in args.gpus.split(",")]
-            runs = [(a, t, False, n) for a, t in runs for n in (counts if a.startswith("gpu-") else [1])]
-            gpu_runs = [(a, t, True, n) for a, t, _, n in runs if a.startswith("gpu-")]
-            for algorithm, threads, not_resident, gpus in runs + gpu_runs:
+            chunk_counts = [int(c) for c in args.upload_chunks.split(",")]
+            runs = [(a, t, False, n, None) for a, t in runs for n in (counts if a.startswith("gpu-") else [1])]
+            gpu_runs = [(a, t, True, n, c) for a, t, _, n, _ in runs if a.startswith("gpu-") for c in chunk_counts]
+            for algorithm, threads, not_resident, gpus, chunks in runs + gpu_runs:
                 cmd = [args.gpuolap, "cube", "build", "--db", db, "--table", table, "--dims", DIMS, "--measure", MEASURE,
                        "--algorithm", algorithm, "--repeat", str(args.repeat if algorithm != "cpu-sequential" else 2),
                        "--timing", "--out", "cube_out"]
                 if threads:
                     cmd += ["--threads", str(threads)]
                 if not_resident:
-                    cmd.append("--not-resident")
+                    cmd += ["--not-resident", "--upload-chunks", str(chunks)]
                 if gpus > 1:
                     cmd += ["--gpus", ",".join(str(d) for d in range(gpus))]
                 p = subprocess.run(cmd, capture_output=True, text=True)
                 row = {"scale": scale, "rows": round(25_000_000 * scale), "table": table, "algorithm": algorithm,
                        "threads": threads, "resident": not not_resident, "gpus": gpus}
+                if not_resident:
+                    row["upload_chunks"] = chunks
                 if p.returncode != 0:
                     row["error"] = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else f"exit {p.returncode}"
                 else:
@@ -178,10 +183,29 @@ def duckdb_row(args, db, scale):
             "threads": threads, "resident": True, "wall_last": times[len(times) // 2], "cells": cells}
 
 
+# A stage that ran beside the upload (its chunks aggregated while the next
+# were copied): from the first copy to the last chunk's kernels.
+BESIDE_UPLOAD = ", beside the upload"
+
+
 def kernels(stages):
+    """The GPU's stages other than transfers and those beside the upload."""
     return sum(ms for name, ms in stages.items()
                if "host to device" not in name and "device to host" not in name and "(host" not in name
+               and not name.endswith(BESIDE_UPLOAD)
                and name not in ("transfers", "kernels (on the GPU, without transfers)"))
+
+
+def resident_text(r):
+    """yes; or no, with how the upload went (--upload-chunks)."""
+    if r.get("resident"):
+        return "yes"
+    chunks = r.get("upload_chunks")
+    return {None: "no", 0: "no (chunks)", 1: "no (one copy)"}.get(chunks, f"no ({chunks} chunks)")
+
+
+def beside_upload(stages):
+    return sum(ms for name, ms in stages.items() if name.endswith(BESIDE_UPLOAD))
 
 
 GPU_WALL = "GPU build, all contexts (host clock)"
@@ -203,7 +227,7 @@ def print_gpus_table(results):
             continue
         last = r.get("last") or {}
         build = last.get(GPU_WALL)
-        key = (r["rows"], r["table"], r["algorithm"], r["resident"])
+        key = (r["rows"], r["table"], r["algorithm"], r["resident"], r.get("upload_chunks"))
         if r.get("gpus", 1) == 1:
             one[key] = build
         base = one.get(key)
@@ -211,7 +235,7 @@ def print_gpus_table(results):
         merge = sum(ms for name, ms in last.items()
                     if "other contexts" in name or "merge of" in name)
         fmt = lambda v: "" if v is None else f"{v:.3f}"
-        print(f"| {r['rows']:,} | {r['table']} | {r['algorithm']} | {'yes' if r['resident'] else 'no'} | {r.get('gpus', 1)} | "
+        print(f"| {r['rows']:,} | {r['table']} | {r['algorithm']} | {resident_text(r)} | {r.get('gpus', 1)} | "
               f"{fmt(build)} | {f'{base / build:.2f}' if base and build else ''} | {fmt(max(uploads) if uploads else None)} | "
               f"{fmt(merge if r.get('gpus', 1) > 1 else None)} | {fmt(last.get('result table (host)'))} | "
               f"{fmt(r.get('wall_last'))} |")
@@ -220,25 +244,28 @@ def print_gpus_table(results):
 def print_table(results, bandwidth=None):
     """Runs 2..N: the table resident on the GPU, or uploaded each run (not resident)."""
     print("| rows | table | algorithm | threads | resident | cells | run 1 wall ms | runs 2..N wall ms | "
-          "kernels ms | upload ms | download ms | floor ms | kernels / floor | (upload + kernels + download) / upload |")
-    print("|---:|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+          "kernels ms | upload ms | beside the upload ms | download ms | floor ms | kernels / floor | GPU part / upload |")
+    print("|---:|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     fmt = lambda v, p=3: "" if v is None else f"{v:.{p}f}"
     for r in results:
         if r.get("gpus", 1) > 1:
             continue  # in print_gpus_table: the contexts' stages overlap
         if "error" in r:
-            print(f"| {r['rows'] or 0:,} | {r['table']} | {r['algorithm']} | {r['threads'] or ''} | | error: {r['error']} |||||||||")
+            print(f"| {r['rows'] or 0:,} | {r['table']} | {r['algorithm']} | {r['threads'] or ''} | | error: {r['error']} ||||||||||")
             continue
         last = r.get("last") or {}
         gpu = r["algorithm"].startswith("gpu-")
         k = kernels(last) if last else None
         up = last.get("upload (host to device)")
         down = last.get("download (device to host)")
+        beside = beside_upload(last) if last else 0
         floor = r["rows"] * 16 / (bandwidth * 1e12) * 1e3 if bandwidth and gpu else None
-        bus = (up + k + down) / up if up and down is not None else None
+        # The GPU part of a build that uploads: the upload, or the stage
+        # beside it (which spans it), then the other kernels and the download.
+        bus = ((beside or up) + k + down) / up if up and down is not None else None
         print(f"| {r['rows'] or 0:,} | {r['table']} | {r['algorithm']} | {r['threads'] or ''} | "
-              f"{('yes' if r.get('resident') else 'no') if gpu else ''} | {r.get('cells') or ''} | {fmt(r.get('wall1'))} | "
-              f"{fmt(r.get('wall_last'))} | {fmt(k) if gpu else ''} | {fmt(up)} | {fmt(down)} | {fmt(floor, 4)} | "
+              f"{resident_text(r) if gpu else ''} | {r.get('cells') or ''} | {fmt(r.get('wall1'))} | "
+              f"{fmt(r.get('wall_last'))} | {fmt(k) if gpu else ''} | {fmt(up)} | {fmt(beside or None)} | {fmt(down)} | {fmt(floor, 4)} | "
               f"{fmt(k / floor if floor and k else None, 1)} | {fmt(bus, 2)} |")
 
 

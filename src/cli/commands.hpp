@@ -166,6 +166,7 @@ struct CubeBuildOptions {
   int device = -1;
   GpuSet gpus;  // several: the rows in a slice per GPU
   int repeat = 1;
+  int upload_chunks = 0;
   bool timing = false, selfcheck = false, not_resident = false;
 };
 int run_cube_build(const CubeBuildOptions& o);

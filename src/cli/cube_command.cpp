@@ -106,6 +106,10 @@ int run_cube_build(const CubeBuildOptions& o) {
   }
   options.timing = o.timing;
   options.keep_resident = !o.not_resident;
+  options.upload_chunks = o.upload_chunks;
+  if (o.upload_chunks > 0 && options.algorithm && !cube::runs_on_gpu(*options.algorithm) && !o.selfcheck)
+    throw InputError(fmt::format("--upload-chunks {}: {} runs on the CPU and uploads nothing", o.upload_chunks,
+                                 cube::algorithm_name(*options.algorithm)));
   if (o.selfcheck) return selfcheck(prepared, options);
 
   // Run 1 finds the table on the host (a GPU algorithm uploads it); later

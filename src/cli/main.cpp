@@ -441,6 +441,11 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   cb->add_flag("--not-resident", cube_build.not_resident,
                "A GPU algorithm uploads the table in every run (measures a table that does not stay on the GPU)");
+  cb->add_option("--upload-chunks", cube_build.upload_chunks,
+                 "A GPU build that uploads the table copies it in N chunks, aggregating each while the next is copied "
+                 "(1: one copy, then the kernels; 0: chunks of about 32 MB; at most 4096, and one row a chunk at least)")
+      ->check(CLI::Range(0, 4096))
+      ->capture_default_str();
   cb->add_flag("--timing", cube_build.timing, "Print the algorithm, why, and each stage's time on stderr");
   cb->add_flag("--selfcheck", cube_build.selfcheck, "Build with every algorithm and compare each with cpu-sequential");
   auto* htree = app.add_subcommand("htree", "H-tree partial cubes of a table, fed by batches (README, \"H-trees\")");

@@ -97,6 +97,12 @@ struct BuildOptions {
   // The GPU keeps the coded table on the device for the next build; false:
   // every build uploads it (to measure a table that does not stay there).
   bool keep_resident = true;
+  // How a GPU build that uploads the rows copies them: in this many chunks,
+  // each aggregated while the next is copied (gpu-lattice's finest set when
+  // the rows are sorted or its dense cube fits, and gpu-naive; the other
+  // paths wait for every row). 1: one copy, then the kernels; 0: chunks of
+  // about 32 MB, at most 64.
+  int upload_chunks = 0;
 };
 
 // The result: one row per non-empty intersection of every set, sets in the

@@ -515,6 +515,9 @@ TEST_F(Cli, CubeBuildAnswersAsGroupingSetsAndRefusesBadInput) {
   expect_input_error("table sort" + db + "--name s --by nope", {"nope"});
   expect_input_error("cube build" + db + "--table s --dims 'y' --measure 'count(*)' --algorithm cpu-partitioned --gpus 0,1",
                      {"--gpus 0,1", "cpu-partitioned runs on the CPU"});
+  expect_input_error(
+      "cube build" + db + "--table s --dims 'y' --measure 'count(*)' --algorithm cpu-sequential --upload-chunks 4",
+      {"--upload-chunks 4", "cpu-sequential runs on the CPU"});
   expect_input_error("cube build" + db + "--table s --dims 'y' --measure 'count(*)' --device 0 --gpus 0,1",
                      {"--device 0 and --gpus 0,1"});
   // A bad --gpus is refused while the command line is parsed (exit 2).

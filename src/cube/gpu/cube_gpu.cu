@@ -5,10 +5,13 @@
 // the coarser sets there once; the others build every set per slice and
 // merge the parts on the host (part_merge.cpp). A runner per context keeps
 // its slice in pinned host memory and on the device between builds
-// (uploaded again only when another table or slice is built). Stages are
-// timed with CUDA events: "upload" (host to device), the algorithm's
-// kernels, and "download" (device to host), so that the bus is seen beside
-// the kernels.
+// (uploaded again only when another table or slice is built). An upload
+// goes in chunks on the side stream where the first step can take the rows
+// chunk by chunk (gpu-lattice's finest set from sorted rows or into a
+// dense cube, gpu-naive), each chunk aggregated while the next is copied.
+// Stages are timed with CUDA events: "upload" (host to device), the
+// algorithm's kernels, and "download" (device to host), so that the bus is
+// seen beside the kernels.
 #include <cub/cub.cuh>
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
@@ -164,15 +167,25 @@ class CubeRunner {
 
   // Starts a build of rows [first, first + rows) of the coded table: the
   // slice staged and uploaded unless it is resident, the stage clock on.
+  // The upload itself waits for the build's first step (upload_all(), or
+  // with_upload() in `upload_chunks` chunks; 0: chunks of about 32 MB).
   void begin(const CodedTable& coded, bool timing, bool keep_resident, StageTimes& stages, std::size_t first,
-             std::size_t rows) {
+             std::size_t rows, int upload_chunks) {
     ctx_.bind();
     first_ = first;
     rows_ = rows;
+    timing_ = timing;
     clock_.reset();
+    side_clock_.reset();
     clock_.emplace(ctx_.stream(), ctx_.events(), timing);
-    if (resident_ != Slice{coded.id, first_, rows_} || !keep_resident) stage(coded, stages, timing);
-    upload(coded, *clock_, keep_resident);
+    keep_resident_ = keep_resident;
+    upload_chunks_ = upload_chunks;
+    upload_pending_ = resident_ != Slice{coded.id, first_, rows_} || !keep_resident;
+    if (upload_pending_) {
+      stage(coded, stages, timing);
+      resident_ = Slice{};  // its buffers are about to be overwritten
+      reserve_columns(coded);
+    }
     slots_ = coded.slots;
     for (std::size_t v = 0; v < coded.measures.values.size(); ++v)
       for (std::size_t a = 0; a < slots_.size(); ++a)
@@ -196,43 +209,75 @@ class CubeRunner {
       case Algorithm::GpuNaive:
         return whole(naive(coded, spec, *clock_));
       case Algorithm::GpuSorted:
+        upload_all(coded);
         return whole(sorted(coded, spec, *clock_));
       case Algorithm::GpuLattice:
         finest(coded, spec);
         return coarser(coded, spec);
       default:
+        upload_all(coded);
         return expand(coded, spec, *clock_);
     }
   }
 
   // gpu-lattice's first step: the slice's finest cells (their runs when
   // the rows are sorted; a dense cube when it fits; else sorted by key
-  // first), their count on the host when it returns.
+  // first), their count on the host when it returns. The first two take
+  // an upload chunk by chunk (with_upload); a sort waits for every row.
   void finest(const CodedTable& coded, const CubeSpec& spec) {
     StageClock& clock = *clock_;
+    const cudaStream_t s = ctx_.stream();
     finest_at_ = spec.sets.size();
     const std::size_t dense_at = finest_at_ + 1;  // the dense cube a set fills before compaction
-    clock.start("finest cells");
     if (coded.sorted) {
-      row_runs(keys_.data(), rows_, nullptr, finest_at_);
+      const std::vector<std::size_t> cuts = upload_cuts(coded, /*at_run_borders=*/true);
+      if (!upload_pending_ || cuts.size() <= 2) {
+        upload_all(coded);
+        clock.start("finest cells");
+        row_runs(keys_.data(), rows_, nullptr, finest_at_);
+      } else {
+        // Chunks cut where a run starts, so that no cell spans two: each
+        // chunk's runs follow the last chunk's. Room for as many cells as
+        // the rows or the key space allow, since the count is known only
+        // chunk by chunk.
+        DeviceCells& out = cells_at(finest_at_);
+        std::uint32_t* count = count_of(finest_at_);
+        const std::size_t bound = std::min<std::uint64_t>(rows_, coded.finest.cells);
+        const DeviceAggregates to = out.reserve(slots_, bound);
+        out.keys.reserve(std::max<std::size_t>(bound, 1));
+        run_ids_.reserve(std::max<std::size_t>(rows_, 1));
+        std::size_t cells = 0;
+        with_upload(coded, cuts, "finest cells", [] {}, [&](std::size_t b, std::size_t e) {
+          cells += reduce_runs(keys_.data() + b, e - b, rows_from(b), nullptr, count, [&](std::uint32_t) {
+            return std::pair{cells_from(to, cells), out.keys.data() + cells};
+          });
+        });
+        set_count<<<1, 1, 0, s>>>(count, static_cast<std::uint32_t>(cells));
+        GPUOLAP_CHECK_LAUNCH("set_count");
+        out.size = static_cast<std::uint32_t>(cells);
+      }
     } else if (dense_fits(coded.finest.cells, rows_)) {
       DeviceCells& dense = cells_at(dense_at);
-      DenseTarget t;
-      t.projection = projection(coded, coded.finest, coded.finest);
-      t.cells = dense_cube(dense, coded.finest.cells);
-      t.filled = dense.filled.data();
-      targets_.upload(&t, 1, ctx_.stream());
-      if (rows_)
-        rows_into_dense<<<grid_for(rows_), kBlock, 0, ctx_.stream()>>>(keys_.data(), rows_, row_slots_,
-                                                                          targets_.data(), 1);
-      GPUOLAP_CHECK_LAUNCH("rows_into_dense");
+      // The dense cube is initialized while the first chunk is copied.
+      auto prepare = [&] {
+        DenseTarget t;
+        t.projection = projection(coded, coded.finest, coded.finest);
+        t.cells = dense_cube(dense, coded.finest.cells);
+        t.filled = dense.filled.data();
+        targets_.upload(&t, 1, s);
+      };
+      with_upload(coded, upload_cuts(coded, false), "finest cells", prepare, [&](std::size_t b, std::size_t e) {
+        rows_into_dense<<<grid_for(e - b), kBlock, 0, s>>>(keys_.data() + b, e - b, rows_from(b), targets_.data(), 1);
+        GPUOLAP_CHECK_LAUNCH("rows_into_dense");
+      });
       compact(dense, coded.finest.cells, finest_at_);
     } else {
+      upload_all(coded);
+      clock.start("finest cells");
       // The rows' keys are the finest set's own: sorted as they are, with
       // their positions.
       positions_.reserve(std::max<std::size_t>(rows_, 1));
-      project_keys<<<grid_for(rows_), kBlock, 0, ctx_.stream()>>>(keys_.data(), rows_, Projection{}, nullptr,
-                                                                       positions_.data());
+      project_keys<<<grid_for(rows_), kBlock, 0, s>>>(keys_.data(), rows_, Projection{}, nullptr, positions_.data());
       GPUOLAP_CHECK_LAUNCH("project_keys");
       sort_with_positions(keys_.data(), positions_.data(), rows_, bits_for(coded.finest.cells));
       row_runs(sorted_keys_.data(), rows_, order_.data(), finest_at_);
@@ -335,7 +380,10 @@ class CubeRunner {
   void end(StageTimes& stages) {
     ctx_.bind();
     GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(ctx_.stream()));
+    if (side_clock_)
+      for (auto& stage : side_clock_->read()) stages.push_back(stage);
     for (auto& stage : clock_->read()) stages.push_back(stage);
+    side_clock_.reset();
     clock_.reset();
   }
 
@@ -360,7 +408,9 @@ class CubeRunner {
       staged_offsets_.push_back(bytes);
       bytes += (size + 255) / 256 * 256;
     }
-    GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(ctx_.stream()));  // no copy still reads the old bytes
+    // No copy still reads the old bytes.
+    GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(ctx_.stream()));
+    GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(ctx_.side_stream()));
     pinned_.reserve(std::max<std::size_t>(bytes, 1));
     auto* base = static_cast<std::uint8_t*>(pinned_.data());
     for (std::size_t p = 0; p < parts.size(); ++p) {
@@ -377,29 +427,133 @@ class CubeRunner {
                           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
   }
 
-  // The staged keys and measure columns to the device, unless this coded
-  // table is resident there already (and kept so).
-  void upload(const CodedTable& coded, StageClock& clock, bool keep_resident) {
-    if (resident_ == Slice{coded.id, first_, rows_} && keep_resident) return;
-    resident_ = Slice{};
-    const cudaStream_t s = ctx_.stream();
-    const auto* base = static_cast<const std::uint8_t*>(pinned_.data());
-    clock.start("upload (host to device)");
+  // Room on the device for the slice's keys and measure columns.
+  void reserve_columns(const CodedTable& coded) {
     keys_.reserve(std::max<std::size_t>(rows_, 1));
-    GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(keys_.data(), base + staged_offsets_[0], rows_ * 8, cudaMemcpyHostToDevice, s));
     for (std::size_t v = 0; v < coded.measures.values.size(); ++v) {
       const groupby::ColumnView& c = coded.measures.values[v];
-      const std::size_t bytes = rows_ * (c.type == groupby::ValueType::Int32 ? 4 : 8);
-      values_[v].reserve(std::max<std::size_t>(bytes, 1));
-      GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(values_[v].data(), base + staged_offsets_[1 + 2 * v], bytes, cudaMemcpyHostToDevice, s));
-      if (c.nulls) {
-        nulls_[v].reserve(rows_);
-        GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(nulls_[v].data(), base + staged_offsets_[2 + 2 * v], rows_,
-                                           cudaMemcpyHostToDevice, s));
-      }
+      values_[v].reserve(std::max<std::size_t>(rows_ * value_width(c.type), 1));
+      if (c.nulls) nulls_[v].reserve(rows_);
     }
-    clock.stop();
-    if (keep_resident) resident_ = Slice{coded.id, first_, rows_};
+  }
+
+  static std::size_t value_width(groupby::ValueType type) { return type == groupby::ValueType::Int32 ? 4 : 8; }
+
+  // Rows [b, e) of the staged keys and measure columns to the device, on `stream`.
+  void copy_rows(const CodedTable& coded, std::size_t b, std::size_t e, cudaStream_t stream) {
+    if (e <= b) return;
+    const auto* base = static_cast<const std::uint8_t*>(pinned_.data());
+    GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(keys_.data() + b, base + staged_offsets_[0] + b * 8, (e - b) * 8,
+                                       cudaMemcpyHostToDevice, stream));
+    for (std::size_t v = 0; v < coded.measures.values.size(); ++v) {
+      const groupby::ColumnView& c = coded.measures.values[v];
+      const std::size_t w = value_width(c.type);
+      GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(values_[v].data() + b * w, base + staged_offsets_[1 + 2 * v] + b * w,
+                                         (e - b) * w, cudaMemcpyHostToDevice, stream));
+      if (c.nulls)
+        GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(nulls_[v].data() + b, base + staged_offsets_[2 + 2 * v] + b, e - b,
+                                           cudaMemcpyHostToDevice, stream));
+    }
+  }
+
+  // The slice is on the device: resident for the next build, if kept.
+  void uploaded(const CodedTable& coded) {
+    upload_pending_ = false;
+    if (keep_resident_) resident_ = Slice{coded.id, first_, rows_};
+  }
+
+  // The whole slice to the device in one copy, unless it is there.
+  void upload_all(const CodedTable& coded) {
+    if (!upload_pending_) return;
+    clock_->start("upload (host to device)");
+    copy_rows(coded, 0, rows_, ctx_.stream());
+    clock_->stop();
+    uploaded(coded);
+  }
+
+  // Where an upload in chunks cuts the slice: 0, the cuts, rows_ (relative
+  // to the slice). `upload_chunks_` chunks, or about 32 MB each (at most
+  // 64): enough that the last chunk's kernels, which nothing overlaps, are
+  // short, few enough that each chunk's launches and waits stay small
+  // beside its copy. `at_run_borders`: each cut moved on to where a run of
+  // equal keys starts (sorted rows), so that no cell spans two chunks.
+  std::vector<std::size_t> upload_cuts(const CodedTable& coded, bool at_run_borders) const {
+    std::size_t row_bytes = 8;
+    for (const groupby::ColumnView& c : coded.measures.values) row_bytes += value_width(c.type) + (c.nulls ? 1 : 0);
+    std::size_t chunks = upload_chunks_ > 0 ? static_cast<std::size_t>(upload_chunks_)
+                                            : std::clamp<std::size_t>(rows_ * row_bytes / (std::size_t{32} << 20), 1, 64);
+    chunks = std::min(chunks, std::max<std::size_t>(rows_, 1));
+    const std::uint64_t* keys = coded.keys.data() + first_;
+    std::vector<std::size_t> cuts{0};
+    for (std::size_t k = 1; k < chunks; ++k) {
+      std::size_t c = rows_ * k / chunks;
+      if (at_run_borders && c > 0) c = static_cast<std::size_t>(std::upper_bound(keys + c - 1, keys + rows_, keys[c - 1]) - keys);
+      if (c > cuts.back() && c < rows_) cuts.push_back(c);
+    }
+    cuts.push_back(rows_);
+    return cuts;
+  }
+
+  // Starts main-stream stage `stage` with the slice's upload, if pending,
+  // and runs prepare(), then f(b, e) for each chunk [b, e) of `cuts` once
+  // its rows are on the device; the caller stops the stage. One chunk (or
+  // nothing to upload): the upload first, as its own stage, then
+  // f(0, rows). Several: every chunk's copy queued at once on the side
+  // stream (timed there as the upload), the main stream waiting for each
+  // chunk's copy before its f, so that chunk k is aggregated while chunk
+  // k + 1 is copied (stage "<stage>, beside the upload": from the first
+  // copy to the last chunk's kernels).
+  template <class Prepare, class F>
+  void with_upload(const CodedTable& coded, const std::vector<std::size_t>& cuts, const std::string& stage,
+                   Prepare prepare, F f) {
+    if (!upload_pending_ || cuts.size() <= 2) {
+      upload_all(coded);
+      clock_->start(stage.c_str());
+      prepare();
+      f(0, rows_);
+      return;
+    }
+    const cudaStream_t s = ctx_.stream(), side = ctx_.side_stream();
+    // The copies follow what the main stream has queued (the last build's
+    // kernels read the buffers they overwrite).
+    GPUOLAP_CUDA_CHECK(cudaEventRecord(chunk_events_.at(0), s));
+    GPUOLAP_CUDA_CHECK(cudaStreamWaitEvent(side, chunk_events_.at(0), 0));
+    side_clock_.emplace(side, side_events_, timing_);
+    side_clock_->start("upload (host to device)");
+    for (std::size_t k = 0; k + 1 < cuts.size(); ++k) {
+      copy_rows(coded, cuts[k], cuts[k + 1], side);
+      GPUOLAP_CUDA_CHECK(cudaEventRecord(chunk_events_.at(k + 1), side));
+    }
+    side_clock_->stop();
+    clock_->start((stage + ", beside the upload").c_str());
+    prepare();
+    for (std::size_t k = 0; k + 1 < cuts.size(); ++k) {
+      GPUOLAP_CUDA_CHECK(cudaStreamWaitEvent(s, chunk_events_.at(k + 1), 0));
+      f(cuts[k], cuts[k + 1]);
+    }
+    uploaded(coded);
+  }
+
+  // The row slots over rows [b, rows_): each value column and NULL flags
+  // from row b on, so that a chunk's kernels count its rows from 0.
+  DeviceAggregates rows_from(std::size_t b) const {
+    DeviceAggregates r = row_slots_;
+    for (int a = 0; a < r.count; ++a) {
+      groupby::AggregateSlot& slot = r.slot[a];
+      if (slot.values) slot.values = static_cast<const std::uint8_t*>(slot.values) + b * value_width(slot.type);
+      if (slot.nulls) slot.nulls += b;
+    }
+    return r;
+  }
+
+  // States `A` from cell `offset` on.
+  static DeviceAggregates cells_from(DeviceAggregates A, std::size_t offset) {
+    for (int a = 0; a < A.count; ++a) {
+      A.bits[a] += offset;
+      if (A.high[a]) A.high[a] += offset;
+      if (A.counts[a]) A.counts[a] += offset;
+    }
+    return A;
   }
 
   DeviceCells& cells_at(std::size_t i) {
@@ -505,18 +659,21 @@ class CubeRunner {
     out.size = r;
   }
 
-  // Compact cells of the runs of rows sorted by key (`order`: sorted
-  // position -> row; null: the rows in order) into cells_at(at), through
-  // CUB (slot_reduce_by_key.cuh): the runs' starts first, so that the cells
-  // are allocated for the runs alone, then a reduce-by-key per word of each
-  // aggregate's state. This replaced the scan of run ids and
-  // aggregate_run_chunks (a thread per chunk of 16 sorted positions, so a
-  // warp's loads 16 positions apart) for the rows: 104 + 503 us for the
-  // 25 M sorted rows of the sales-flat cube on an H200 (ncu, 2026-11-28).
-  void row_runs(const std::uint64_t* sorted_keys, std::size_t n, const std::uint32_t* order, std::size_t at) {
+  // The runs of rows sorted by key (`sorted_keys`, n; the rows' values
+  // through `rows`, at order[i] or, with no order, i), reduced through CUB
+  // (slot_reduce_by_key.cuh): the runs' starts first, their number r read
+  // on the host, then place(r) gives where their states and keys go (a
+  // pair: DeviceAggregates, key array), and a reduce-by-key per word of
+  // each aggregate's state fills them. `count`: a device word the calls
+  // use (it ends holding r). Returns r. This replaced the scan of run ids
+  // and aggregate_run_chunks (a thread per chunk of 16 sorted positions,
+  // so a warp's loads 16 positions apart) for the rows: 104 + 503 us for
+  // the 25 M sorted rows of the sales-flat cube on an H200, against 260
+  // (ncu, 2026-11-28).
+  template <class Place>
+  std::uint32_t reduce_runs(const std::uint64_t* sorted_keys, std::size_t n, const DeviceAggregates& rows,
+                            const std::uint32_t* order, std::uint32_t* count, Place place) {
     const cudaStream_t s = ctx_.stream();
-    DeviceCells& out = cells_at(at);
-    std::uint32_t* count = count_of(at);
     std::uint32_t r = 0;
     run_ids_.reserve(std::max<std::size_t>(n, 1));  // the runs' starts
     // 32-bit item counts where they fit: CUB's 64-bit offsets cost time.
@@ -532,13 +689,22 @@ class CubeRunner {
       set_count<<<1, 1, 0, s>>>(count, 0);
       GPUOLAP_CHECK_LAUNCH("set_count");
     }
-    const DeviceAggregates to = out.reserve(slots_, r);
-    out.keys.reserve(std::max<std::uint32_t>(r, 1));
+    const auto [to, out_keys] = place(r);
     with_count([&](auto items) {
-      groupby::gpu::reduce_slots_by_key(ctx_, sorted_keys, items, run_ids_.data(), r, row_slots_, order, to,
-                                        out.keys.data(), count);
+      groupby::gpu::reduce_slots_by_key(ctx_, sorted_keys, items, run_ids_.data(), r, rows, order, to, out_keys, count);
     });
-    out.size = r;
+    return r;
+  }
+
+  // Compact cells of the runs of rows sorted by key into cells_at(at),
+  // allocated for the runs alone (reduce_runs; `order` as there).
+  void row_runs(const std::uint64_t* sorted_keys, std::size_t n, const std::uint32_t* order, std::size_t at) {
+    DeviceCells& out = cells_at(at);
+    out.size = reduce_runs(sorted_keys, n, row_slots_, order, count_of(at), [&](std::uint32_t r) {
+      const DeviceAggregates to = out.reserve(slots_, r);
+      out.keys.reserve(std::max<std::uint32_t>(r, 1));
+      return std::pair{to, out.keys.data()};
+    });
   }
 
   // cells_into_dense over `bound` parent cells at most, instantiated for
@@ -596,12 +762,14 @@ class CubeRunner {
       targets.push_back(t);
     }
     clock.stop();
-    clock.start("rows into every set (atomics)");
     targets_.upload(targets, ctx_.stream());
-    if (rows_)
-      rows_into_dense<<<grid_for(rows_), kBlock, 0, ctx_.stream()>>>(keys_.data(), rows_, row_slots_, targets_.data(),
-                                                                        static_cast<int>(targets.size()));
-    GPUOLAP_CHECK_LAUNCH("rows_into_dense");
+    with_upload(coded, upload_cuts(coded, false), "rows into every set (atomics)", [] {},
+                [&](std::size_t b, std::size_t e) {
+                  if (e > b)
+                    rows_into_dense<<<grid_for(e - b), kBlock, 0, ctx_.stream()>>>(
+                        keys_.data() + b, e - b, rows_from(b), targets_.data(), static_cast<int>(targets.size()));
+                  GPUOLAP_CHECK_LAUNCH("rows_into_dense");
+                });
     clock.stop();
     clock.start("filled cells (compaction)");
     std::vector<std::size_t> result;
@@ -810,6 +978,14 @@ class CubeRunner {
   };
   std::size_t first_ = 0, rows_ = 0;
   std::optional<StageClock> clock_;  // the build's stages, from begin() to end()
+  // The upload's stage where it runs in chunks on the side stream, its
+  // events, and the events that say each chunk has arrived.
+  std::optional<StageClock> side_clock_;
+  gpuolap::gpu::EventPool side_events_, chunk_events_;
+  bool timing_ = false;
+  bool upload_pending_ = false;  // begin() staged the slice; its copy waits for the first step
+  bool keep_resident_ = true;
+  int upload_chunks_ = 0;  // BuildOptions::upload_chunks
   std::size_t finest_at_ = 0;        // where gpu-lattice's finest cells are (cells_at)
   Slice resident_;              // on the device
   Slice staged_;                // in pinned_
@@ -933,7 +1109,8 @@ std::vector<SetCells> build_gpu(const CodedTable& coded, const CubeSpec& spec, A
   std::vector<StageTimes> part_stages(k);
   each([&](std::size_t i) {
     const std::size_t first = coded.rows * i / k, last = coded.rows * (i + 1) / k;
-    mine[i]->begin(coded, options.timing, options.keep_resident, part_stages[i], first, last - first);
+    mine[i]->begin(coded, options.timing, options.keep_resident, part_stages[i], first, last - first,
+                   options.upload_chunks);
     if (merge_on_device)
       mine[i]->finest(coded, spec);
     else {
