@@ -262,23 +262,27 @@ def print_auto_table(results):
     print("| rows | table | resident | auto chose | auto ms | the chosen algorithm's run ms | fastest algorithm | its ms | "
           "auto / fastest | chosen / fastest |")
     print("|---:|---|---|---|---:|---:|---|---:|---:|---:|")
+    usable = [r for r in results if "error" not in r and r.get("wall_last") is not None and r.get("gpus", 1) == 1
+              and not r["algorithm"].startswith("DuckDB")]
+    label = lambda r: r["algorithm"] + (f" ({r['threads']} threads)" if r.get("threads") else "")
+    # A point per GPU run's (rows, table, resident, upload chunks); the CPU
+    # runs of the same rows and table join every point.
     points = {}
-    for r in results:
-        if "error" in r or r.get("wall_last") is None or r.get("gpus", 1) > 1 or r["algorithm"].startswith("DuckDB"):
-            continue
-        label = r["algorithm"] + (f" ({r['threads']} threads)" if r.get("threads") else "")
-        residents = [r.get("resident", True)] if on_gpu(r["algorithm"]) else [True, False]
-        for resident in residents:
-            key = (r["rows"], r["table"], resident, r.get("upload_chunks") or 0)
-            points.setdefault(key, []).append((label, r))
+    for r in usable:
+        if on_gpu(r["algorithm"]):
+            points.setdefault((r["rows"], r["table"], r.get("resident", True), r.get("upload_chunks")), []).append(r)
+    for key, entries in points.items():
+        entries += [r for r in usable if not on_gpu(r["algorithm"]) and (r["rows"], r["table"]) == key[:2]]
     for (rows, table, resident, _), entries in points.items():
-        auto = [r for label, r in entries if r["algorithm"] == "auto"]
-        others = [(r["wall_last"], label) for label, r in entries if r["algorithm"] != "auto"]
+        auto = [r for r in entries if r["algorithm"] == "auto"]
+        others = [(r["wall_last"], label(r)) for r in entries if r["algorithm"] != "auto"]
         if not auto or not others:
             continue
         best_ms, best = min(others)
         a = auto[0]
-        chosen = [ms for ms, label in others if label == a.get("chose")]
+        # The chosen algorithm's run (the most threads, as auto uses them all).
+        same = sorted((r for r in entries if r["algorithm"] == a.get("chose")), key=lambda r: r.get("threads") or 0)
+        chosen = [same[-1]["wall_last"]] if same else []
         chosen_text = f"{chosen[0]:.3f}" if chosen else ""
         chosen_ratio = f"{chosen[0] / best_ms:.2f}" if chosen else ""
         print(f"| {rows:,} | {table} | {'yes' if resident else 'no'} | {a.get('chose', '')} | {a['wall_last']:.3f} | "
@@ -288,7 +292,8 @@ def print_auto_table(results):
 def print_table(results, bandwidth=None):
     """Runs 2..N: the table resident on the GPU, or uploaded each run (not resident)."""
     print("| rows | table | algorithm | threads | resident | cells | run 1 wall ms | runs 2..N wall ms | "
-          "kernels ms | upload ms | beside the upload ms | download ms | floor ms | kernels / floor | GPU part / upload |")
+          "kernels ms (without those beside the upload) | upload ms | beside the upload ms | download ms | floor ms | "
+          "kernels / floor | GPU part / upload |")
     print("|---:|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     fmt = lambda v, p=3: "" if v is None else f"{v:.{p}f}"
     for r in results:

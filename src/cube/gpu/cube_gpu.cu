@@ -237,18 +237,20 @@ class CubeRunner {
         row_runs(keys_.data(), rows_, nullptr, finest_at_);
       } else {
         // Chunks cut where a run starts, so that no cell spans two: each
-        // chunk's runs follow the last chunk's. Room for as many cells as
-        // the rows or the key space allow, since the count is known only
-        // chunk by chunk.
+        // chunk's runs follow the last chunk's. The runs are counted on the
+        // host's sorted keys, so that the cells are allocated for them alone
+        // and no chunk waits for its count.
         DeviceCells& out = cells_at(finest_at_);
         std::uint32_t* count = count_of(finest_at_);
-        const std::size_t bound = std::min<std::uint64_t>(rows_, coded.finest.cells);
-        const DeviceAggregates to = out.reserve(slots_, bound);
-        out.keys.reserve(std::max<std::size_t>(bound, 1));
+        const std::vector<std::uint32_t>& runs = runs_per_chunk(coded, cuts);
+        std::size_t total = 0;
+        for (std::uint32_t r : runs) total += r;
+        const DeviceAggregates to = out.reserve(slots_, total);
+        out.keys.reserve(std::max<std::size_t>(total, 1));
         run_ids_.reserve(std::max<std::size_t>(rows_, 1));
-        std::size_t cells = 0;
+        std::size_t cells = 0, chunk = 0;
         with_upload(coded, cuts, "finest cells", [] {}, [&](std::size_t b, std::size_t e) {
-          cells += reduce_runs(keys_.data() + b, e - b, rows_from(b), nullptr, count, [&](std::uint32_t) {
+          cells += reduce_runs(keys_.data() + b, e - b, rows_from(b), nullptr, count, runs[chunk++], [&](std::uint32_t) {
             return std::pair{cells_from(to, cells), out.keys.data() + cells};
           });
         });
@@ -494,6 +496,22 @@ class CubeRunner {
     return cuts;
   }
 
+  // The runs of equal keys in each chunk of `cuts` (sorted rows, cut at run
+  // borders), counted on the host's keys in parallel; kept for the next
+  // build of the same slice and cuts.
+  const std::vector<std::uint32_t>& runs_per_chunk(const CodedTable& coded, const std::vector<std::size_t>& cuts) {
+    if (chunk_runs_.slice == Slice{coded.id, first_, rows_} && chunk_runs_.cuts == cuts) return chunk_runs_.runs;
+    const std::uint64_t* keys = coded.keys.data() + first_;
+    std::vector<std::uint32_t> runs(cuts.size() - 1);
+    tbb::parallel_for(std::size_t{0}, runs.size(), [&](std::size_t k) {
+      std::uint32_t r = cuts[k + 1] > cuts[k] ? 1 : 0;
+      for (std::size_t i = cuts[k] + 1; i < cuts[k + 1]; ++i) r += keys[i] != keys[i - 1];
+      runs[k] = r;
+    });
+    chunk_runs_ = {Slice{coded.id, first_, rows_}, cuts, std::move(runs)};
+    return chunk_runs_.runs;
+  }
+
   // Starts main-stream stage `stage` with the slice's upload, if pending,
   // and runs prepare(), then f(b, e) for each chunk [b, e) of `cuts` once
   // its rows are on the device; the caller stops the stage. One chunk (or
@@ -501,8 +519,11 @@ class CubeRunner {
   // f(0, rows). Several: every chunk's copy queued at once on the side
   // stream (timed there as the upload), the main stream waiting for each
   // chunk's copy before its f, so that chunk k is aggregated while chunk
-  // k + 1 is copied (stage "<stage>, beside the upload": from the first
-  // copy to the last chunk's kernels).
+  // k + 1 is copied (stage "<stage>, beside the upload": from the start of
+  // the copies to the last chunk's kernels). prepare() runs before the
+  // copies are queued, so that its allocations (a growing buffer's
+  // cudaFree waits for the whole device) do not hold them up, and its
+  // kernels run beside the first copy.
   template <class Prepare, class F>
   void with_upload(const CodedTable& coded, const std::vector<std::size_t>& cuts, const std::string& stage,
                    Prepare prepare, F f) {
@@ -514,10 +535,12 @@ class CubeRunner {
       return;
     }
     const cudaStream_t s = ctx_.stream(), side = ctx_.side_stream();
+    clock_->start((stage + ", beside the upload").c_str());
     // The copies follow what the main stream has queued (the last build's
-    // kernels read the buffers they overwrite).
+    // kernels read the buffers they overwrite) and the stage's start.
     GPUOLAP_CUDA_CHECK(cudaEventRecord(chunk_events_.at(0), s));
     GPUOLAP_CUDA_CHECK(cudaStreamWaitEvent(side, chunk_events_.at(0), 0));
+    prepare();
     side_clock_.emplace(side, side_events_, timing_);
     side_clock_->start("upload (host to device)");
     for (std::size_t k = 0; k + 1 < cuts.size(); ++k) {
@@ -525,8 +548,6 @@ class CubeRunner {
       GPUOLAP_CUDA_CHECK(cudaEventRecord(chunk_events_.at(k + 1), side));
     }
     side_clock_->stop();
-    clock_->start((stage + ", beside the upload").c_str());
-    prepare();
     for (std::size_t k = 0; k + 1 < cuts.size(); ++k) {
       GPUOLAP_CUDA_CHECK(cudaStreamWaitEvent(s, chunk_events_.at(k + 1), 0));
       f(cuts[k], cuts[k + 1]);
@@ -673,6 +694,14 @@ class CubeRunner {
   template <class Place>
   std::uint32_t reduce_runs(const std::uint64_t* sorted_keys, std::size_t n, const DeviceAggregates& rows,
                             const std::uint32_t* order, std::uint32_t* count, Place place) {
+    return reduce_runs(sorted_keys, n, rows, order, count, std::nullopt, place);
+  }
+  // The same, the runs' number `known` (counted on the host) where set: no
+  // wait for the device's.
+  template <class Place>
+  std::uint32_t reduce_runs(const std::uint64_t* sorted_keys, std::size_t n, const DeviceAggregates& rows,
+                            const std::uint32_t* order, std::uint32_t* count, std::optional<std::uint32_t> known,
+                            Place place) {
     const cudaStream_t s = ctx_.stream();
     std::uint32_t r = 0;
     run_ids_.reserve(std::max<std::size_t>(n, 1));  // the runs' starts
@@ -683,8 +712,12 @@ class CubeRunner {
     };
     if (n) {
       with_count([&](auto items) { groupby::gpu::find_run_starts(ctx_, sorted_keys, items, run_ids_.data(), count); });
-      GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(&r, count, sizeof r, cudaMemcpyDeviceToHost, s));
-      GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(s));
+      if (known) {
+        r = *known;
+      } else {
+        GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(&r, count, sizeof r, cudaMemcpyDeviceToHost, s));
+        GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(s));
+      }
     } else {
       set_count<<<1, 1, 0, s>>>(count, 0);
       GPUOLAP_CHECK_LAUNCH("set_count");
@@ -751,19 +784,20 @@ class CubeRunner {
       throw InputError("gpu-naive keeps every grouping set as a dense cube: " + std::to_string(total) +
                        " cells of up to " + std::to_string(bytes_per_cell) + " bytes, more than half of the GPU's free " +
                        std::to_string(free >> 20) + " MB; gpu-lattice or gpu-sorted keep only filled cells");
-    clock.start("dense cubes (init)");
-    for (std::size_t s = 0; s < spec.sets.size(); ++s) {
-      const Layout layout = layout_of(coded, spec.sets[s]);
-      DeviceCells& dense = cells_at(spec.sets.size() + s);
-      DenseTarget t;
-      t.projection = projection(coded, coded.finest, layout);
-      t.cells = dense_cube(dense, layout.cells);
-      t.filled = dense.filled.data();
-      targets.push_back(t);
-    }
-    clock.stop();
-    targets_.upload(targets, ctx_.stream());
-    with_upload(coded, upload_cuts(coded, false), "rows into every set (atomics)", [] {},
+    // The dense cubes are initialized while the first chunk is copied.
+    auto prepare = [&] {
+      for (std::size_t s = 0; s < spec.sets.size(); ++s) {
+        const Layout layout = layout_of(coded, spec.sets[s]);
+        DeviceCells& dense = cells_at(spec.sets.size() + s);
+        DenseTarget t;
+        t.projection = projection(coded, coded.finest, layout);
+        t.cells = dense_cube(dense, layout.cells);
+        t.filled = dense.filled.data();
+        targets.push_back(t);
+      }
+      targets_.upload(targets, ctx_.stream());
+    };
+    with_upload(coded, upload_cuts(coded, false), "dense cubes (init) and rows into every set (atomics)", prepare,
                 [&](std::size_t b, std::size_t e) {
                   if (e > b)
                     rows_into_dense<<<grid_for(e - b), kBlock, 0, ctx_.stream()>>>(
@@ -986,6 +1020,11 @@ class CubeRunner {
   bool upload_pending_ = false;  // begin() staged the slice; its copy waits for the first step
   bool keep_resident_ = true;
   int upload_chunks_ = 0;  // BuildOptions::upload_chunks
+  struct ChunkRuns {
+    Slice slice;
+    std::vector<std::size_t> cuts;
+    std::vector<std::uint32_t> runs;
+  } chunk_runs_;  // runs_per_chunk's last answer
   std::size_t finest_at_ = 0;        // where gpu-lattice's finest cells are (cells_at)
   Slice resident_;              // on the device
   Slice staged_;                // in pinned_
