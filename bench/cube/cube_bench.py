@@ -72,6 +72,8 @@ def main():
     ap.add_argument("--bandwidth", type=float, help="the GPU's measured streaming read, TB/s (for the floor)")
     ap.add_argument("--gpus", default="1", help="GPU counts for the gpu algorithms: 1,2,4 builds each over GPUs 0..n-1 "
                     "(--gpus), the rows cut into a slice per GPU")
+    ap.add_argument("--gpu-splits", default="auto", help="with several GPUs, a build per split of the rows "
+                    "(--gpu-split): auto, rows, keys")
     ap.add_argument("--skip-cpu", action="store_true", help="no cpu-sequential or cpu-partitioned rows")
     ap.add_argument("--upload-chunks", default="0", help="the uploaded (not resident) gpu builds, one per value of "
                     "--upload-chunks: 0 chunks of about 32 MB aggregated beside the copy, 1 one copy then the kernels")
@@ -102,7 +104,10 @@ def main():
             runs = [(a, t, False, n, None) for a, t in runs
                     for n in (counts if a.startswith("gpu-") else [1])]
             gpu_runs = [(a, t, True, n, c) for a, t, _, n, _ in runs if on_gpu(a) for c in chunk_counts]
-            for algorithm, threads, not_resident, gpus, chunks in runs + gpu_runs:
+            splits = args.gpu_splits.split(",")
+            runs = [(a, t, nr, n, c, split if n > 1 else None) for a, t, nr, n, c in runs + gpu_runs
+                    for split in (splits if n > 1 else [None])]
+            for algorithm, threads, not_resident, gpus, chunks, split in runs:
                 cmd = [args.gpuolap, "cube", "build", "--db", db, "--table", table, "--dims", DIMS, "--measure", MEASURE,
                        "--algorithm", algorithm, "--repeat", str(args.repeat if algorithm != "cpu-sequential" else 2),
                        "--timing", "--out", "cube_out"]
@@ -111,12 +116,14 @@ def main():
                 if not_resident:
                     cmd += ["--not-resident", "--upload-chunks", str(chunks)]
                 if gpus > 1:
-                    cmd += ["--gpus", ",".join(str(d) for d in range(gpus))]
+                    cmd += ["--gpus", ",".join(str(d) for d in range(gpus)), "--gpu-split", split]
                 p = subprocess.run(cmd, capture_output=True, text=True)
                 row = {"scale": scale, "rows": round(25_000_000 * scale), "table": table, "algorithm": algorithm,
                        "threads": threads, "resident": not not_resident, "gpus": gpus}
                 if not_resident:
                     row["upload_chunks"] = chunks
+                if split:
+                    row["gpu_split"] = split
                 if p.returncode != 0:
                     row["error"] = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else f"exit {p.returncode}"
                 else:
@@ -225,15 +232,16 @@ def print_gpus_table(results):
     """The gpu rows over 1, 2, 4 ... GPUs: the GPU part of the last build by
     the host's clock (contexts overlap, so their stages do not add up), its
     speed-up over one GPU, the merge's stages, and the whole command."""
-    print("| rows | table | algorithm | resident | GPUs | GPU build ms | × over 1 GPU | upload ms (slowest GPU) | "
+    print("| rows | table | algorithm | resident | GPUs | split | GPU build ms | × over 1 GPU | upload ms (slowest GPU) | "
           "merge ms (GPU to GPU + merge, or host) | result table ms | runs 2..N wall ms |")
-    print("|---:|---|---|---|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---|---|---|---:|---|---:|---:|---:|---:|---:|---:|")
     one = {}
     for r in results:
         if not on_gpu(r["algorithm"]):
             continue
         if "error" in r:
-            print(f"| {r['rows']:,} | {r['table']} | {r['algorithm']} | | {r.get('gpus', 1)} | error: {r['error']} ||||||")
+            print(f"| {r['rows']:,} | {r['table']} | {r['algorithm']} | | {r.get('gpus', 1)} | {r.get('gpu_split', '')} | "
+                  f"error: {r['error']} ||||||")
             continue
         last = r.get("last") or {}
         build = last.get(GPU_WALL)
@@ -243,10 +251,11 @@ def print_gpus_table(results):
         base = one.get(key)
         uploads = [ms for name, ms in last.items() if name.endswith("upload (host to device)")]
         merge = sum(ms for name, ms in last.items()
-                    if "other contexts" in name or "merge of" in name)
+                    if "other contexts" in name or "merge of" in name or "key ranges merged" in name
+                    or "parts side by side" in name)
         fmt = lambda v: "" if v is None else f"{v:.3f}"
         print(f"| {r['rows']:,} | {r['table']} | {r['algorithm']} | {resident_text(r)} | {r.get('gpus', 1)} | "
-              f"{fmt(build)} | {f'{base / build:.2f}' if base and build else ''} | {fmt(max(uploads) if uploads else None)} | "
+              f"{r.get('gpu_split', '')} | {fmt(build)} | {f'{base / build:.2f}' if base and build else ''} | {fmt(max(uploads) if uploads else None)} | "
               f"{fmt(merge if r.get('gpus', 1) > 1 else None)} | {fmt(last.get('result table (host)'))} | "
               f"{fmt(r.get('wall_last'))} |")
 

@@ -167,6 +167,7 @@ struct CubeBuildOptions {
   GpuSet gpus;  // several: the rows in a slice per GPU
   int repeat = 1;
   int upload_chunks = 0;
+  std::string gpu_split = "auto";  // with several GPUs: auto, rows or keys
   bool timing = false, selfcheck = false, not_resident = false;
 };
 int run_cube_build(const CubeBuildOptions& o);

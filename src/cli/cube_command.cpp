@@ -110,6 +110,10 @@ int run_cube_build(const CubeBuildOptions& o) {
   if (o.upload_chunks > 0 && options.algorithm && !cube::runs_on_gpu(*options.algorithm) && !o.selfcheck)
     throw InputError(fmt::format("--upload-chunks {}: {} runs on the CPU and uploads nothing", o.upload_chunks,
                                  cube::algorithm_name(*options.algorithm)));
+  options.gpu_split = cube::parse_split(o.gpu_split);
+  if (options.gpu_split != cube::GpuSplit::Auto && options.devices.size() < 2 && !o.selfcheck)
+    throw InputError(fmt::format("--gpu-split {}: it cuts the rows over several GPUs, and --gpus names {}", o.gpu_split,
+                                 options.devices.empty() ? "none" : "one"));
   if (o.selfcheck) return selfcheck(prepared, options);
 
   // Run 1 finds the table on the host (a GPU algorithm uploads it); later

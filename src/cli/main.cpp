@@ -446,6 +446,10 @@ int main(int argc, char** argv) {
                  "(1: one copy, then the kernels; 0: chunks of about 32 MB; at most 4096, and one row a chunk at least)")
       ->check(CLI::Range(0, 4096))
       ->capture_default_str();
+  cb->add_option("--gpu-split", cube_build.gpu_split,
+                 "With --gpus: rows (a run of rows per GPU, their cells merged), keys (a range of the finest key per "
+                 "GPU: no finest cell is merged), or auto (keys where the ranges hold about equal rows)")
+      ->capture_default_str();
   cb->add_flag("--timing", cube_build.timing, "Print the algorithm, why, and each stage's time on stderr");
   cb->add_flag("--selfcheck", cube_build.selfcheck, "Build with every algorithm and compare each with cpu-sequential");
   auto* htree = app.add_subcommand("htree", "H-tree partial cubes of a table, fed by batches (README, \"H-trees\")");

@@ -113,8 +113,10 @@ SetCells cells_from_states(const CodedTable& coded, std::vector<std::uint64_t> k
                            const std::vector<groupby::AggregateState>& states);
 
 // The cells of row slices' cubes (parts[p][s]: part p's cells of set s),
-// merged set by set; equal keys' states fold in part order.
-std::vector<SetCells> merge_parts(const CodedTable& coded, const std::vector<std::vector<SetCells>>& parts);
+// merged set by set; equal keys' states fold in part order. Sets marked in
+// `skip` are left empty (the caller assembles them).
+std::vector<SetCells> merge_parts(const CodedTable& coded, const std::vector<std::vector<SetCells>>& parts,
+                                  const std::vector<bool>& skip = {});
 
 // The result table: for each requested set (spec order) its cells decoded.
 table::Table finish_table(const CodedTable& coded, const CubeSpec& spec, const std::vector<SetCells>& sets);

@@ -195,6 +195,23 @@ const std::vector<Algorithm>& all_algorithms() {
 
 bool runs_on_gpu(Algorithm a) { return a != Algorithm::CpuSequential && a != Algorithm::CpuPartitioned; }
 
+namespace {
+constexpr std::pair<GpuSplit, std::string_view> kSplitNames[] = {
+    {GpuSplit::Auto, "auto"}, {GpuSplit::Rows, "rows"}, {GpuSplit::Keys, "keys"}};
+}  // namespace
+
+std::string_view split_name(GpuSplit s) {
+  for (const auto& [value, name] : kSplitNames)
+    if (value == s) return name;
+  return "?";
+}
+
+GpuSplit parse_split(std::string_view name) {
+  for (const auto& [value, known] : kSplitNames)
+    if (known == name) return value;
+  throw InputError(fmt::format("unknown split of the rows over GPUs '{}' (valid: auto, rows, keys)", name));
+}
+
 SetMask union_of(const CubeSpec& spec) {
   SetMask all = 0;
   for (SetMask s : spec.sets) all |= s;

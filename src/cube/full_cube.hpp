@@ -85,6 +85,18 @@ Algorithm parse_algorithm(std::string_view name);
 const std::vector<Algorithm>& all_algorithms();
 bool runs_on_gpu(Algorithm a);
 
+// How several GPU contexts share a build's rows.
+enum class GpuSplit : std::uint8_t {
+  Auto,  // keys where the key ranges hold about equal rows (at most 1.25x an even share), else rows
+  Rows,  // by position: each context a run of rows; their cells merged (gpu-lattice's finest on the
+         // first context's GPU, then its coarser sets there; the other algorithms' on the host)
+  Keys,  // by ranges of the finest key: each context every row of its cells, so the finest set is the
+         // contexts' cells one after the other; the coarser sets' parts merged on the host
+};
+std::string_view split_name(GpuSplit s);
+// The inverse of split_name ("auto", "rows", "keys"); else an InputError.
+GpuSplit parse_split(std::string_view name);
+
 struct BuildOptions {
   std::optional<Algorithm> algorithm;  // empty: auto
   int threads = 0;                     // cpu-partitioned's threads; 0: all
@@ -103,6 +115,8 @@ struct BuildOptions {
   // paths wait for every row). 1: one copy, then the kernels; 0: chunks of
   // about 32 MB, at most 64.
   int upload_chunks = 0;
+  // How several contexts (`devices`) share the rows; one context takes them all.
+  GpuSplit gpu_split = GpuSplit::Auto;
 };
 
 // The result: one row per non-empty intersection of every set, sets in the

@@ -60,10 +60,12 @@ SetCells merge_set(const CodedTable& coded, const std::vector<const SetCells*>& 
 
 }  // namespace
 
-std::vector<SetCells> merge_parts(const CodedTable& coded, const std::vector<std::vector<SetCells>>& parts) {
-  if (parts.size() == 1) return parts.front();
+std::vector<SetCells> merge_parts(const CodedTable& coded, const std::vector<std::vector<SetCells>>& parts,
+                                  const std::vector<bool>& skip) {
+  if (parts.size() == 1 && skip.empty()) return parts.front();
   std::vector<SetCells> out(parts.front().size());
   tbb::parallel_for(std::size_t{0}, out.size(), [&](std::size_t s) {
+    if (s < skip.size() && skip[s]) return;
     std::vector<const SetCells*> of_set;
     for (const auto& part : parts) of_set.push_back(&part[s]);
     out[s] = merge_set(coded, of_set);

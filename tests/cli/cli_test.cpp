@@ -520,6 +520,10 @@ TEST_F(Cli, CubeBuildAnswersAsGroupingSetsAndRefusesBadInput) {
       {"--upload-chunks 4", "cpu-sequential runs on the CPU"});
   expect_input_error("cube build" + db + "--table s --dims 'y' --measure 'count(*)' --device 0 --gpus 0,1",
                      {"--device 0 and --gpus 0,1"});
+  expect_input_error("cube build" + db + "--table s --dims 'y' --measure 'count(*)' --gpu-split halves",
+                     {"unknown split of the rows over GPUs 'halves'", "auto, rows, keys"});
+  expect_input_error("cube build" + db + "--table s --dims 'y' --measure 'count(*)' --gpu-split keys",
+                     {"--gpu-split keys", "--gpus names none"});
   // A bad --gpus is refused while the command line is parsed (exit 2).
   const Outcome bad_gpus = run("cube build" + db + "--table s --dims 'y' --measure 'count(*)' --gpus 0,x");
   EXPECT_EQ(bad_gpus.status, 2);

@@ -166,7 +166,9 @@ TEST(CubeGpu, WideKeysEqualCpuSequential) {
 
 // Several contexts: the rows in slices, a part each, merged (gpu-lattice's
 // finest cells on the first context's GPU, the others' sets on the host),
-// as over several GPUs.
+// as over several GPUs; or cut by ranges of the finest key, the finest
+// set's parts side by side. Run 2 finds the slices resident and the
+// vectors sized as run 1's cells.
 TEST(CubeGpu, SlicesOverSeveralContextsMergeIntoTheSameCube) {
   for (std::size_t rows : {0, 2, 5000, 100000})
     for (bool sorted : {false, true}) {
@@ -175,15 +177,56 @@ TEST(CubeGpu, SlicesOverSeveralContextsMergeIntoTheSameCube) {
         const PreparedCube prepared(facts, test::make_spec(c, facts));
         const CubeResult want = prepared.build(with(Algorithm::CpuSequential));
         for (Algorithm a : kGpuAlgorithms)
-          for (const std::vector<int>& devices : context_lists()) {
-            BuildOptions o = with(a);
-            o.devices = devices;
-            EXPECT_EQ(compare_results(want.table, prepared.build(o).table), "")
-                << algorithm_name(a) << ", " << c.name << ", " << rows << " rows, " << contexts_text(devices)
-                << (sorted ? ", sorted" : "");
-          }
+          for (const std::vector<int>& devices : context_lists())
+            for (GpuSplit split : {GpuSplit::Rows, GpuSplit::Keys})
+              for (int run = 0; run < 2; ++run) {
+                BuildOptions o = with(a);
+                o.devices = devices;
+                o.gpu_split = split;
+                o.timing = run == 1;  // events recorded on each context's GPU, from any thread
+                EXPECT_EQ(compare_results(want.table, prepared.build(o).table), "")
+                    << algorithm_name(a) << ", " << c.name << ", " << rows << " rows, " << contexts_text(devices)
+                    << ", split by " << split_name(split) << (sorted ? ", sorted" : "") << ", run " << run + 1;
+              }
       }
     }
+}
+
+// Most rows in one cell: its key range holds them all and the others are
+// empty or nearly (cut by key as asked), or auto cuts by position.
+TEST(CubeGpu, KeyRangesOfOneCrowdedCellStillGiveTheCube) {
+  for (bool sorted : {false, true}) {
+    table::Table facts = test::random_table(20000, 77);
+    for (std::size_t col = 0; col < 5; ++col) {  // the grouping columns a..e
+      table::Column& c = facts.columns[col];
+      for (std::size_t r = 1; r < facts.row_count(); ++r)
+        if (r % 8) {
+          if (!c.int64s.empty()) c.int64s[r] = c.int64s[0];
+          if (!c.int32s.empty()) c.int32s[r] = c.int32s[0];
+          if (!c.doubles.empty()) c.doubles[r] = c.doubles[0];
+          c.nulls[r] = c.nulls[0];
+        }
+    }
+    if (sorted) table::sort_table(facts, {"a", "b", "c", "d", "e"});
+    for (const test::SpecCase& c : test::spec_cases()) {
+      const PreparedCube prepared(facts, test::make_spec(c, facts));
+      const CubeResult want = prepared.build(with(Algorithm::CpuSequential));
+      for (Algorithm a : kGpuAlgorithms)
+        for (GpuSplit split : {GpuSplit::Auto, GpuSplit::Keys}) {
+          BuildOptions o = with(a);
+          o.devices = {0, 0, 0, 0};
+          o.gpu_split = split;
+          o.timing = true;
+          const CubeResult got = prepared.build(o);
+          EXPECT_EQ(compare_results(want.table, got.table), "")
+              << algorithm_name(a) << ", " << c.name << ", split by " << split_name(split) << (sorted ? ", sorted" : "");
+          // The planner saw the crowded range: auto cut by position.
+          bool side_by_side = false;
+          for (const auto& [name, ms] : got.stage_ms) side_by_side |= name.find("key ranges merged") != std::string::npos;
+          EXPECT_EQ(side_by_side, split == GpuSplit::Keys) << algorithm_name(a) << ", " << c.name;
+        }
+    }
+  }
 }
 
 TEST(CubeGpu, TwoTablesBuiltInTurnEachUseTheirOwnRows) {

@@ -37,6 +37,7 @@
 
 #include "cube/cube_algorithms.hpp"
 #include "cube/gpu/cube_kernels.cuh"
+#include "cube/key_split.hpp"
 #include "gpu/runtime/cuda_check.cuh"
 #include "gpu/runtime/device_buffer.cuh"
 #include "gpu/runtime/device_context.cuh"
@@ -158,6 +159,24 @@ struct CellRange {
   std::uint64_t key_mask = ~std::uint64_t{0};
 };
 
+// The rows a context builds from: rows [first, first + rows) of the coded
+// table, or (by_key) the `rows` rows whose key is in [lo, hi), in table
+// order (key_split.hpp).
+struct RowSlice {
+  std::size_t first = 0, rows = 0;
+  bool by_key = false;
+  std::uint64_t lo = 0, hi = 0;
+  bool operator==(const RowSlice&) const = default;
+};
+
+// Where a downloaded set's cells go instead of vectors of their own: into
+// `cells`' vectors (already sized), from cell `offset` on; several
+// contexts' disjoint parts of one set are written side by side this way.
+struct CellsInto {
+  SetCells* cells = nullptr;
+  std::size_t offset = 0;
+};
+
 }  // namespace
 
 class CubeRunner {
@@ -165,22 +184,22 @@ class CubeRunner {
   explicit CubeRunner(int device) : ctx_(device) {}
   int device() const { return ctx_.device(); }
 
-  // Starts a build of rows [first, first + rows) of the coded table: the
-  // slice staged and uploaded unless it is resident, the stage clock on.
-  // The upload itself waits for the build's first step (upload_all(), or
-  // with_upload() in `upload_chunks` chunks; 0: chunks of about 32 MB).
-  void begin(const CodedTable& coded, bool timing, bool keep_resident, StageTimes& stages, std::size_t first,
-             std::size_t rows, int upload_chunks) {
+  // Starts a build of `slice` of the coded table: the slice staged and
+  // uploaded unless it is resident, the stage clock on. The upload itself
+  // waits for the build's first step (upload_all(), or with_upload() in
+  // `upload_chunks` chunks; 0: chunks of about 32 MB).
+  void begin(const CodedTable& coded, bool timing, bool keep_resident, StageTimes& stages, const RowSlice& slice,
+             int upload_chunks) {
     ctx_.bind();
-    first_ = first;
-    rows_ = rows;
+    slice_ = slice;
+    rows_ = slice.rows;
     timing_ = timing;
     clock_.reset();
     side_clock_.reset();
     clock_.emplace(ctx_.stream(), ctx_.events(), timing);
     keep_resident_ = keep_resident;
     upload_chunks_ = upload_chunks;
-    upload_pending_ = resident_ != Slice{coded.id, first_, rows_} || !keep_resident;
+    upload_pending_ = resident_ != slice_of(coded) || !keep_resident;
     if (upload_pending_) {
       stage(coded, stages, timing);
       resident_ = Slice{};  // its buffers are about to be overwritten
@@ -230,7 +249,8 @@ class CubeRunner {
     finest_at_ = spec.sets.size();
     const std::size_t dense_at = finest_at_ + 1;  // the dense cube a set fills before compaction
     if (coded.sorted) {
-      const std::vector<std::size_t> cuts = upload_cuts(coded, /*at_run_borders=*/true);
+      const std::vector<std::size_t> cuts =
+          upload_pending_ ? upload_cuts(coded, /*at_run_borders=*/true) : std::vector<std::size_t>{};
       if (!upload_pending_ || cuts.size() <= 2) {
         upload_all(coded);
         clock.start("finest cells");
@@ -370,13 +390,19 @@ class CubeRunner {
 
   // The cells of `ranges` to the host, and the build's stage times;
   // `prepared`: host_cells_for's vectors, or none.
+  // `into`: as download()'s.
   std::vector<SetCells> end(const CodedTable& coded, const std::vector<CellRange>& ranges, StageTimes& stages,
-                            std::vector<SetCells> prepared = {}) {
+                            std::vector<SetCells> prepared = {}, const std::vector<CellsInto>& into = {}) {
+    ctx_.bind();  // the calling thread may not be the one that built
     StageTimes host;  // after the GPU's stages, which it follows
-    std::vector<SetCells> out = download(coded, ranges, *clock_, host, std::move(prepared));
+    std::vector<SetCells> out = download(coded, ranges, *clock_, host, std::move(prepared), into);
     end(stages);
     stages.insert(stages.end(), host.begin(), host.end());
     return out;
+  }
+  // How many cells `range` holds (their counts on the host: after build()).
+  std::size_t cells_in(const CellRange& range) {
+    return range.count == CellRange::kAll ? cells_at(range.at).size : range.count;
   }
   // The stage times of a build whose cells another context took.
   void end(StageTimes& stages) {
@@ -395,35 +421,46 @@ class CubeRunner {
   // them at the bus's speed: from pageable vectors the driver stages each
   // copy itself (7 GB/s for 400 MB on an H200's host).
   void stage(const CodedTable& coded, StageTimes& stages, bool timing) {
-    if (staged_ == Slice{coded.id, first_, rows_}) return;
+    if (staged_ == slice_of(coded)) return;
     const auto start = std::chrono::steady_clock::now();
     staged_ = Slice{};
-    std::vector<std::pair<const void*, std::size_t>> parts{{coded.keys.data() + first_, rows_ * 8}};
+    // Each column's rows of the slice: where they start in the table, and
+    // their width.
+    const std::size_t first = slice_.by_key ? 0 : slice_.first;
+    std::vector<RowColumn> parts{{coded.keys.data() + first, 8}};
     for (const groupby::ColumnView& c : coded.measures.values) {
-      const std::size_t width = c.type == groupby::ValueType::Int32 ? 4 : 8;
-      parts.emplace_back(static_cast<const std::uint8_t*>(c.values) + first_ * width, rows_ * width);
-      parts.emplace_back(c.nulls ? c.nulls + first_ : nullptr, c.nulls ? rows_ : 0);
+      const std::size_t width = value_width(c.type);
+      parts.push_back({static_cast<const std::uint8_t*>(c.values) + first * width, width});
+      parts.push_back({c.nulls ? c.nulls + first : nullptr, c.nulls ? std::size_t{1} : 0});
     }
     staged_offsets_.clear();
     std::size_t bytes = 0;
-    for (const auto& [data, size] : parts) {
+    for (const RowColumn& c : parts) {
       staged_offsets_.push_back(bytes);
-      bytes += (size + 255) / 256 * 256;
+      bytes += (rows_ * c.width + 255) / 256 * 256;
     }
     // No copy still reads the old bytes.
     GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(ctx_.stream()));
     GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(ctx_.side_stream()));
     pinned_.reserve(std::max<std::size_t>(bytes, 1));
     auto* base = static_cast<std::uint8_t*>(pinned_.data());
-    for (std::size_t p = 0; p < parts.size(); ++p) {
-      const auto* from = static_cast<const std::uint8_t*>(parts[p].first);
-      const std::size_t size = parts[p].second;
-      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, size, std::size_t{1} << 22),
-                        [&](const tbb::blocked_range<std::size_t>& r) {
-                          std::memcpy(base + staged_offsets_[p] + r.begin(), from + r.begin(), r.size());
-                        });
+    for (std::size_t p = 0; p < parts.size(); ++p) parts[p].to = base + staged_offsets_[p];
+    std::erase_if(parts, [](const RowColumn& c) { return c.width == 0; });  // no NULL flags
+    if (slice_.by_key) {
+      const std::size_t copied =
+          copy_key_range(coded.keys.data(), coded.rows, coded.sorted, slice_.lo, slice_.hi, parts);
+      if (copied != rows_)
+        throw std::logic_error("a key range's rows changed: " + std::to_string(copied) + ", planned " +
+                               std::to_string(rows_));
+    } else {
+      for (const RowColumn& c : parts)
+        tbb::parallel_for(tbb::blocked_range<std::size_t>(0, rows_ * c.width, std::size_t{1} << 22),
+                          [&](const tbb::blocked_range<std::size_t>& r) {
+                            std::memcpy(static_cast<std::uint8_t*>(c.to) + r.begin(),
+                                        static_cast<const std::uint8_t*>(c.from) + r.begin(), r.size());
+                          });
     }
-    staged_ = Slice{coded.id, first_, rows_};
+    staged_ = slice_of(coded);
     if (timing)
       stages.emplace_back("stage into pinned memory (host, once)",
                           std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count());
@@ -461,7 +498,7 @@ class CubeRunner {
   // The slice is on the device: resident for the next build, if kept.
   void uploaded(const CodedTable& coded) {
     upload_pending_ = false;
-    if (keep_resident_) resident_ = Slice{coded.id, first_, rows_};
+    if (keep_resident_) resident_ = slice_of(coded);
   }
 
   // The whole slice to the device in one copy, unless it is there.
@@ -485,7 +522,7 @@ class CubeRunner {
     std::size_t chunks = upload_chunks_ > 0 ? static_cast<std::size_t>(upload_chunks_)
                                             : std::clamp<std::size_t>(rows_ * row_bytes / (std::size_t{32} << 20), 1, 64);
     chunks = std::min(chunks, std::max<std::size_t>(rows_, 1));
-    const std::uint64_t* keys = coded.keys.data() + first_;
+    const std::uint64_t* keys = at_run_borders ? staged_keys() : nullptr;
     std::vector<std::size_t> cuts{0};
     for (std::size_t k = 1; k < chunks; ++k) {
       std::size_t c = rows_ * k / chunks;
@@ -500,15 +537,15 @@ class CubeRunner {
   // borders), counted on the host's keys in parallel; kept for the next
   // build of the same slice and cuts.
   const std::vector<std::uint32_t>& runs_per_chunk(const CodedTable& coded, const std::vector<std::size_t>& cuts) {
-    if (chunk_runs_.slice == Slice{coded.id, first_, rows_} && chunk_runs_.cuts == cuts) return chunk_runs_.runs;
-    const std::uint64_t* keys = coded.keys.data() + first_;
+    if (chunk_runs_.slice == slice_of(coded) && chunk_runs_.cuts == cuts) return chunk_runs_.runs;
+    const std::uint64_t* keys = staged_keys();
     std::vector<std::uint32_t> runs(cuts.size() - 1);
     tbb::parallel_for(std::size_t{0}, runs.size(), [&](std::size_t k) {
       std::uint32_t r = cuts[k + 1] > cuts[k] ? 1 : 0;
       for (std::size_t i = cuts[k] + 1; i < cuts[k + 1]; ++i) r += keys[i] != keys[i - 1];
       runs[k] = r;
     });
-    chunk_runs_ = {Slice{coded.id, first_, rows_}, cuts, std::move(runs)};
+    chunk_runs_ = {slice_of(coded), cuts, std::move(runs)};
     return chunk_runs_.runs;
   }
 
@@ -946,14 +983,18 @@ class CubeRunner {
   // when it has one per range (sized while the GPU worked, cut to the
   // cells here); else they are sized while the copies run (zero-filled, in
   // huge pages where Linux gives them: 70 MB for 1.5 M cells), a task per
-  // vector.
+  // vector. A range with a CellsInto in `into` goes there instead (its
+  // SetCells in the result left empty).
   std::vector<SetCells> download(const CodedTable& coded, const std::vector<CellRange>& result, StageClock& clock,
-                                 StageTimes& stages, std::vector<SetCells> prepared) {
+                                 StageTimes& stages, std::vector<SetCells> prepared,
+                                 const std::vector<CellsInto>& into = {}) {
     const cudaStream_t s = ctx_.stream();
     struct Piece {
       const std::uint64_t* from;
       std::vector<std::uint64_t>* to;
       std::size_t offset, size;  // in the pinned buffer, in words
+      std::size_t at = 0;        // where in `to` (a CellsInto's offset)
+      bool sized = false;        // `to` is a CellsInto's, sized by its owner
     };
     std::vector<SetCells> out = prepared.size() == result.size() ? std::move(prepared) : std::vector<SetCells>{};
     std::vector<Piece> pieces;
@@ -962,10 +1003,11 @@ class CubeRunner {
     for (std::size_t i = 0; i < result.size(); ++i) {
       DeviceCells& d = cells_at(result[i].at);
       const std::size_t begin = result[i].begin;
-      const std::size_t n = result[i].count == CellRange::kAll ? d.size : result[i].count;
-      SetCells& c = out[i];
+      const std::size_t n = cells_in(result[i]);
+      const bool elsewhere = i < into.size() && into[i].cells;
+      SetCells& c = elsewhere ? *into[i].cells : out[i];
       auto add = [&](const DeviceBuffer<std::uint64_t>& from, std::vector<std::uint64_t>& to) {
-        pieces.push_back({from.data() + begin, &to, words, n});
+        pieces.push_back({from.data() + begin, &to, words, n, elsewhere ? into[i].offset : 0, elsewhere});
         words += n;
       };
       for_each_column(slots_, add, d, c);
@@ -981,6 +1023,7 @@ class CubeRunner {
     host.start("cells into host vectors (host)");
     tbb::parallel_for(std::size_t{0}, pieces.size(), [&](std::size_t k) {
       std::vector<std::uint64_t>& to = *pieces[k].to;
+      if (pieces[k].sized) return;
       if (to.size() >= pieces[k].size) {  // prepared: cut, nothing written
         to.resize(pieces[k].size);
         return;
@@ -994,12 +1037,17 @@ class CubeRunner {
       const Piece& p = pieces[k];
       tbb::parallel_for(tbb::blocked_range<std::size_t>(0, p.size, std::size_t{1} << 18),
                         [&](const tbb::blocked_range<std::size_t>& r) {
-                          std::memcpy(p.to->data() + r.begin(), pinned + p.offset + r.begin(), r.size() * 8);
+                          std::memcpy(p.to->data() + p.at + r.begin(), pinned + p.offset + r.begin(), r.size() * 8);
                         });
     });
     for (std::size_t i = 0; i < result.size(); ++i)
-      if (result[i].key_mask != ~std::uint64_t{0})
-        for (std::uint64_t& k : out[i].keys) k &= result[i].key_mask;
+      if (result[i].key_mask != ~std::uint64_t{0}) {
+        const bool elsewhere = i < into.size() && into[i].cells;
+        std::vector<std::uint64_t>& keys = elsewhere ? into[i].cells->keys : out[i].keys;
+        const std::size_t from = elsewhere ? into[i].offset : 0;
+        const std::size_t n = elsewhere ? cells_in(result[i]) : keys.size();
+        for (std::size_t c = from; c < from + n; ++c) keys[c] &= result[i].key_mask;
+      }
     return out;
   }
 
@@ -1007,10 +1055,16 @@ class CubeRunner {
   // The rows this runner builds from: a slice of a coded table.
   struct Slice {
     std::uint64_t id = 0;  // the coded table's (0: none)
-    std::size_t first = 0, rows = 0;
+    RowSlice rows;
     bool operator==(const Slice&) const = default;
   };
-  std::size_t first_ = 0, rows_ = 0;
+  Slice slice_of(const CodedTable& coded) const { return {coded.id, slice_}; }
+  // The staged slice's keys in host memory (stage() has run).
+  const std::uint64_t* staged_keys() const {
+    return reinterpret_cast<const std::uint64_t*>(static_cast<const std::uint8_t*>(pinned_.data()) + staged_offsets_[0]);
+  }
+  RowSlice slice_;
+  std::size_t rows_ = 0;  // slice_.rows
   std::optional<StageClock> clock_;  // the build's stages, from begin() to end()
   // The upload's stage where it runs in chunks on the side stream, its
   // events, and the events that say each chunk has arrived.
@@ -1049,6 +1103,11 @@ class CubeRunner {
 int gpu_count() { return gpu_status().device_count; }
 
 bool gpu_available() { return gpu_count() > 0; }
+
+// GpuSplit::Auto cuts by key where the largest key range holds at most
+// this many times an even share of the rows: a context's finest step takes
+// time by its rows, so a build over key ranges waits for the fullest one.
+constexpr double kEvenEnough = 1.25;
 
 std::vector<SetCells> build_gpu(const CodedTable& coded, const CubeSpec& spec, Algorithm algorithm,
                                 const BuildOptions& options, StageTimes& stages) {
@@ -1109,11 +1168,34 @@ std::vector<SetCells> build_gpu(const CodedTable& coded, const CubeSpec& spec, A
       if (errors[i]) rethrow(i, errors[i]);
   };
 
-  // gpu-lattice over several contexts merges on the first context's GPU:
+  // Several contexts cut the rows by ranges of the finest key where those
+  // hold about equal rows (or when asked): each builds every set of its
+  // range, the finest set's parts are disjoint and go side by side into
+  // the result, and the coarser sets' parts are merged on the host. The
+  // ranges are found once per table and count of contexts.
+  struct LastSplit {
+    std::uint64_t coded_id = 0;
+    std::size_t parts = 0;
+    KeySplit split;
+  };
+  static LastSplit last_split;  // under `mutex`
+  bool by_key = false;
+  if (k > 1 && options.gpu_split != GpuSplit::Rows) {
+    if (coded.id == 0 || last_split.coded_id != coded.id || last_split.parts != k) {
+      const auto t = std::chrono::steady_clock::now();
+      last_split = LastSplit{coded.id, k, split_by_key(coded, k)};
+      if (options.timing)
+        stages.emplace_back("key ranges of the contexts (host, once per table)",
+                            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count());
+    }
+    by_key = options.gpu_split == GpuSplit::Keys || last_split.split.imbalance() <= kEvenEnough;
+  }
+  const KeySplit& split = last_split.split;
+  // Cut by position instead, gpu-lattice merges on the first context's GPU:
   // each context computes its slice's finest cells, the first gathers and
   // merges them and derives every coarser set once. The other algorithms
   // build every set per slice, and the parts are merged on the host.
-  const bool merge_on_device = k > 1 && algorithm == Algorithm::GpuLattice;
+  const bool merge_on_device = k > 1 && !by_key && algorithm == Algorithm::GpuLattice;
   const auto start = std::chrono::steady_clock::now();
   // The host vectors of the whole cube, sized on a thread of their own
   // while the GPUs work, where one context downloads the whole cube and the
@@ -1126,7 +1208,8 @@ std::vector<SetCells> build_gpu(const CodedTable& coded, const CubeSpec& spec, A
   static LastBuild last_build;  // under `mutex`
   std::future<std::vector<SetCells>> host_cells;
   double host_cells_ms = 0;
-  if ((k == 1 || merge_on_device) && coded.id != 0 && last_build.coded_id == coded.id && last_build.sets == spec.sets)
+  if ((k == 1 || merge_on_device || by_key) && coded.id != 0 && last_build.coded_id == coded.id &&
+      last_build.sets == spec.sets)
     host_cells = std::async(std::launch::async, [&, sizes = last_build.cells] {
       const auto t = std::chrono::steady_clock::now();
       std::vector<SetCells> cells = gpu::host_cells_for(coded, sizes);
@@ -1145,20 +1228,64 @@ std::vector<SetCells> build_gpu(const CodedTable& coded, const CubeSpec& spec, A
     }
   };
   std::vector<std::vector<SetCells>> parts(k);
+  std::vector<std::vector<gpu::CellRange>> ranges(k);
   std::vector<StageTimes> part_stages(k);
   each([&](std::size_t i) {
     const std::size_t first = coded.rows * i / k, last = coded.rows * (i + 1) / k;
-    mine[i]->begin(coded, options.timing, options.keep_resident, part_stages[i], first, last - first,
-                   options.upload_chunks);
-    if (merge_on_device)
+    const gpu::RowSlice slice = by_key ? gpu::RowSlice{0, split.rows[i], true, split.cuts[i], split.cuts[i + 1]}
+                                       : gpu::RowSlice{first, last - first};
+    mine[i]->begin(coded, options.timing, options.keep_resident, part_stages[i], slice, options.upload_chunks);
+    if (merge_on_device) {
       mine[i]->finest(coded, spec);
-    else {
-      const std::vector<gpu::CellRange> ranges = mine[i]->build(coded, spec, algorithm);
-      parts[i] = mine[i]->end(coded, ranges, part_stages[i], k == 1 ? prepared() : std::vector<SetCells>{});
+    } else {
+      ranges[i] = mine[i]->build(coded, spec, algorithm);
+      if (!by_key) parts[i] = mine[i]->end(coded, ranges[i], part_stages[i], k == 1 ? prepared() : std::vector<SetCells>{});
     }
   });
   std::vector<SetCells> out;
-  if (merge_on_device) {
+  if (by_key) {
+    // The finest set's parts, disjoint and in key order, go side by side
+    // into its vectors (sized here, or as the last build's); every other
+    // set's parts are merged after the downloads.
+    const auto host_start = std::chrono::steady_clock::now();
+    out = prepared();
+    if (out.size() != spec.sets.size()) out.assign(spec.sets.size(), empty_cells(coded));
+    std::vector<bool> side_by_side(spec.sets.size());
+    std::vector<std::vector<gpu::CellsInto>> into(k, std::vector<gpu::CellsInto>(spec.sets.size()));
+    std::vector<std::pair<std::vector<std::uint64_t>*, std::size_t>> columns;  // to size
+    for (std::size_t s = 0; s < spec.sets.size(); ++s) {
+      if (spec.sets[s] != coded.finest.mask) continue;
+      side_by_side[s] = true;
+      std::size_t cells = 0;
+      for (std::size_t i = 0; i < k; ++i) {
+        into[i][s] = {&out[s], cells};
+        cells += mine[i]->cells_in(ranges[i][s]);
+      }
+      gpu::for_each_column(coded.slots, [&](std::vector<std::uint64_t>& v) { columns.emplace_back(&v, cells); }, out[s]);
+    }
+    tbb::parallel_for(std::size_t{0}, columns.size(), [&](std::size_t c) {
+      auto& [v, cells] = columns[c];
+      if (v->size() != cells) {
+        v->reserve(cells);
+        gpu::fault_in_huge_pages(v->data(), cells * 8);
+        v->resize(cells);
+      }
+    });
+    const double sizing_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - host_start).count();
+    each([&](std::size_t i) {
+      parts[i] = mine[i]->end(coded, ranges[i], part_stages[i], {}, into[i]);
+    });
+    const auto merge_start = std::chrono::steady_clock::now();
+    std::vector<SetCells> merged = merge_parts(coded, parts, side_by_side);
+    for (std::size_t s = 0; s < spec.sets.size(); ++s)
+      if (!side_by_side[s]) out[s] = std::move(merged[s]);
+    if (options.timing) {
+      stages.emplace_back("finest cells' vectors sized for the contexts' parts side by side (host)", sizing_ms);
+      stages.emplace_back("the other sets' parts of " + std::to_string(k) + " key ranges merged (host)",
+                          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - merge_start).count());
+    }
+  } else if (merge_on_device) {
     try {
       mine[0]->absorb_finest(coded, std::vector<gpu::CubeRunner*>(mine.begin() + 1, mine.end()));
       const std::vector<gpu::CellRange> ranges = mine[0]->coarser(coded, spec);
@@ -1177,7 +1304,7 @@ std::vector<SetCells> build_gpu(const CodedTable& coded, const CubeSpec& spec, A
       stages.emplace_back(k == 1 ? name : "context " + std::to_string(i) + " (GPU " + std::to_string(devices[i]) + "): " + name, ms);
   if (k == 1) {
     out = std::move(parts[0]);
-  } else if (!merge_on_device) {
+  } else if (!merge_on_device && !by_key) {
     const auto merge_start = std::chrono::steady_clock::now();
     out = merge_parts(coded, parts);
     if (options.timing)
