@@ -252,7 +252,7 @@ def print_gpus_table(results):
         uploads = [ms for name, ms in last.items() if name.endswith("upload (host to device)")]
         merge = sum(ms for name, ms in last.items()
                     if "other contexts" in name or "merge of" in name or "key ranges merged" in name
-                    or "parts side by side" in name)
+                    or "set of every column sized" in name)
         fmt = lambda v: "" if v is None else f"{v:.3f}"
         print(f"| {r['rows']:,} | {r['table']} | {r['algorithm']} | {resident_text(r)} | {r.get('gpus', 1)} | "
               f"{r.get('gpu_split', '')} | {fmt(build)} | {f'{base / build:.2f}' if base and build else ''} | {fmt(max(uploads) if uploads else None)} | "

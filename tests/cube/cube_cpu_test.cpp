@@ -139,6 +139,61 @@ TEST(CubeCpu, PartsMergeByKey) {
   }
 }
 
+// Parts that overlap in stretches (as key ranges' coarser sets do) and
+// cell by cell: the merge copies the stretches and folds the shared cells;
+// a cell held by two parts counts twice, sums twice, its MIN once.
+TEST(CubeCpu, PartsOverlappingInStretchesMergeByKey) {
+  const table::Table facts = test::random_table(6000, 9);
+  CubeSpec spec = parse_dims("a>b, c");
+  parse_measures("count(*), sum(y), min(x)", spec, facts);
+  const CodedTable coded = code_table(facts, spec);
+  StageTimes stages;
+  const std::vector<SetCells> whole = build_cpu_sequential(coded, spec, stages, false);
+  // Part 0: the first two thirds of each set's cells; part 1: empty; part
+  // 2: the last two thirds but every fifth cell; part 3: every seventh cell
+  // and the fifths of the last third. Each cell is in one part at least.
+  auto holds = [](std::size_t part, std::size_t i, std::size_t n) {
+    switch (part) {
+      case 0: return i < 2 * n / 3;
+      case 2: return i >= n / 3 && i % 5 != 0;
+      case 3: return i % 7 == 0 || (i >= 2 * n / 3 && i % 5 == 0);
+      default: return false;
+    }
+  };
+  std::vector<std::vector<SetCells>> parts(4);
+  for (std::size_t p = 0; p < 4; ++p)
+    for (const SetCells& set : whole) {
+      SetCells part = empty_cells(coded);
+      for (std::size_t i = 0; i < set.keys.size(); ++i) {
+        if (!holds(p, i, set.keys.size())) continue;
+        part.keys.push_back(set.keys[i]);
+        for (std::size_t a = 0; a < coded.slots.size(); ++a) {
+          part.bits[a].push_back(set.bits[a][i]);
+          if (!set.high[a].empty()) part.high[a].push_back(set.high[a][i]);
+          if (!set.count[a].empty()) part.count[a].push_back(set.count[a][i]);
+        }
+      }
+      parts[p].push_back(std::move(part));
+    }
+  const std::vector<SetCells> merged = merge_parts(coded, parts);
+  const table::Table one = finish_table(coded, spec, whole), got = finish_table(coded, spec, merged);
+  // So the merged cells are whole's, in order, each `times` over.
+  ASSERT_EQ(got.row_count(), one.row_count());
+  const std::size_t keys = spec.columns.size() + 1;
+  std::size_t row = 0;
+  for (const SetCells& set : whole)
+    for (std::size_t i = 0; i < set.keys.size(); ++i, ++row) {
+      const std::int64_t times = holds(0, i, set.keys.size()) + holds(2, i, set.keys.size()) + holds(3, i, set.keys.size());
+      ASSERT_GE(times, 1);
+      for (std::size_t c = 0; c < keys; ++c) EXPECT_EQ(got.columns[c].is_null(row), one.columns[c].is_null(row)) << row;
+      EXPECT_EQ(got.columns[keys].int64s[row], times * one.columns[keys].int64s[row]) << row;          // count(*)
+      EXPECT_EQ(got.columns[keys + 1].int64s[row], times * one.columns[keys + 1].int64s[row]) << row;  // sum(y)
+      EXPECT_EQ(got.columns[keys + 2].is_null(row), one.columns[keys + 2].is_null(row)) << row;
+      if (!one.columns[keys + 2].is_null(row))
+        EXPECT_EQ(got.columns[keys + 2].doubles[row], one.columns[keys + 2].doubles[row]) << row;  // min(x)
+    }
+}
+
 TEST(CubeCpu, TheEmptyTotalIsOneRowAsInPostgreSql) {
   const table::Table facts = test::random_table(0, 1);
   CubeSpec spec = parse_dims("a>b");

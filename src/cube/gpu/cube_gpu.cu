@@ -24,9 +24,11 @@
 
 #include <algorithm>
 #include <array>
+#include <barrier>
 #include <bit>
 #include <chrono>
 #include <cstring>
+#include <functional>
 #include <future>
 #include <map>
 #include <memory>
@@ -175,6 +177,7 @@ struct RowSlice {
 struct CellsInto {
   SetCells* cells = nullptr;
   std::size_t offset = 0;
+  bool written = false;  // there already (finest_to_host), nothing to download
 };
 
 }  // namespace
@@ -351,10 +354,58 @@ class CubeRunner {
     clock_->stop();
   }
 
+  // gpu-lattice's finest cells (finest() has run) copied to the host beside
+  // the coarser sets: queued now on the side stream into page-locked
+  // memory, then finest_to_host() writes them into their vectors while
+  // the coarser sets' kernels run (coarser()'s `meanwhile`). Without this,
+  // the download and the copy into vectors (2 ms of a 17 ms build of 1.4 M
+  // finest cells on an H200) waited for the coarser sets.
+  void queue_finest_download() {
+    const cudaStream_t s = ctx_.stream(), side = ctx_.side_stream();
+    DeviceCells& f = cells_at(finest_at_);
+    std::size_t words = 0;
+    for_each_column(slots_, [&](const DeviceBuffer<std::uint64_t>&) { words += f.size; }, f);
+    early_.reserve(std::max<std::size_t>(words, 1) * 8);
+    GPUOLAP_CUDA_CHECK(cudaEventRecord(early_events_.at(0), s));
+    GPUOLAP_CUDA_CHECK(cudaStreamWaitEvent(side, early_events_.at(0), 0));
+    if (!side_clock_) side_clock_.emplace(side, side_events_, timing_);
+    side_clock_->start("finest cells download (device to host, beside the coarser sets)");
+    auto* pinned = static_cast<std::uint64_t*>(early_.data());
+    std::size_t at = 0;
+    for_each_column(slots_, [&](const DeviceBuffer<std::uint64_t>& from) {
+      if (f.size) GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(pinned + at, from.data(), f.size * 8, cudaMemcpyDeviceToHost, side));
+      at += f.size;
+    }, f);
+    side_clock_->stop();
+    GPUOLAP_CUDA_CHECK(cudaEventRecord(early_events_.at(1), side));
+  }
+  // The finest cells queued by queue_finest_download() into `into`'s
+  // vectors (sized for them) once they are on the host.
+  void finest_to_host(const CellsInto& into, StageTimes& stages) {
+    HostStages host(stages, timing_);
+    host.start("finest cells into host vectors (host, beside the coarser sets)");
+    GPUOLAP_CUDA_CHECK(cudaEventSynchronize(early_events_.at(1)));
+    const std::size_t n = cells_at(finest_at_).size;
+    const auto* pinned = static_cast<const std::uint64_t*>(early_.data());
+    std::vector<std::vector<std::uint64_t>*> columns;
+    for_each_column(slots_, [&](std::vector<std::uint64_t>& v) { columns.push_back(&v); }, *into.cells);
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, columns.size() * n, std::size_t{1} << 18),
+                      [&](const tbb::blocked_range<std::size_t>& r) {
+                        // Words r of the columns laid end to end, column by column.
+                        for (std::size_t w = r.begin(); w < r.end();) {
+                          const std::size_t c = w / n, i = w % n, run = std::min(r.end() - w, n - i);
+                          std::memcpy(columns[c]->data() + into.offset + i, pinned + w, run * 8);
+                          w += run;
+                        }
+                      });
+  }
+
   // gpu-lattice's second step: each requested set, finest first, from the
   // computed set with the fewest cells that contains it. Counts stay on
-  // the device until the end, so that the host waits once.
-  std::vector<CellRange> coarser(const CodedTable& coded, const CubeSpec& spec) {
+  // the device until the end, so that the host waits once; `meanwhile`
+  // runs on the host before that wait, while the kernels run.
+  std::vector<CellRange> coarser(const CodedTable& coded, const CubeSpec& spec,
+                                 const std::function<void()>& meanwhile = {}) {
     // Computed sets: their mask, where their cells are, and at most how many
     // (the count itself is on the device).
     struct Computed {
@@ -383,6 +434,7 @@ class CubeRunner {
       computed.push_back({mask, s, from_parent(coded, from.mask, from.at, from.bound, mask, s)});
       result[s] = {s};
     }
+    if (meanwhile) meanwhile();
     sync_sizes();
     clock_->stop();
     return result;
@@ -400,6 +452,8 @@ class CubeRunner {
     stages.insert(stages.end(), host.begin(), host.end());
     return out;
   }
+  // gpu-lattice's finest cells (their count on the host: after finest()).
+  std::size_t finest_cells() { return cells_at(finest_at_).size; }
   // How many cells `range` holds (their counts on the host: after build()).
   std::size_t cells_in(const CellRange& range) {
     return range.count == CellRange::kAll ? cells_at(range.at).size : range.count;
@@ -1005,6 +1059,7 @@ class CubeRunner {
       const std::size_t begin = result[i].begin;
       const std::size_t n = cells_in(result[i]);
       const bool elsewhere = i < into.size() && into[i].cells;
+      if (elsewhere && into[i].written) continue;
       SetCells& c = elsewhere ? *into[i].cells : out[i];
       auto add = [&](const DeviceBuffer<std::uint64_t>& from, std::vector<std::uint64_t>& to) {
         pieces.push_back({from.data() + begin, &to, words, n, elsewhere ? into[i].offset : 0, elsewhere});
@@ -1070,6 +1125,8 @@ class CubeRunner {
   // events, and the events that say each chunk has arrived.
   std::optional<StageClock> side_clock_;
   gpuolap::gpu::EventPool side_events_, chunk_events_;
+  PinnedBuffer early_;  // the finest cells on their way back (queue_finest_download)
+  gpuolap::gpu::EventPool early_events_;  // 0: the finest cells made; 1: downloaded
   bool timing_ = false;
   bool upload_pending_ = false;  // begin() staged the slice; its copy waits for the first step
   bool keep_resident_ = true;
@@ -1230,62 +1287,122 @@ std::vector<SetCells> build_gpu(const CodedTable& coded, const CubeSpec& spec, A
   std::vector<std::vector<SetCells>> parts(k);
   std::vector<std::vector<gpu::CellRange>> ranges(k);
   std::vector<StageTimes> part_stages(k);
-  each([&](std::size_t i) {
+  auto slice_of = [&](std::size_t i) {
     const std::size_t first = coded.rows * i / k, last = coded.rows * (i + 1) / k;
-    const gpu::RowSlice slice = by_key ? gpu::RowSlice{0, split.rows[i], true, split.cuts[i], split.cuts[i + 1]}
-                                       : gpu::RowSlice{first, last - first};
-    mine[i]->begin(coded, options.timing, options.keep_resident, part_stages[i], slice, options.upload_chunks);
-    if (merge_on_device) {
-      mine[i]->finest(coded, spec);
-    } else {
-      ranges[i] = mine[i]->build(coded, spec, algorithm);
-      if (!by_key) parts[i] = mine[i]->end(coded, ranges[i], part_stages[i], k == 1 ? prepared() : std::vector<SetCells>{});
-    }
-  });
+    return by_key ? gpu::RowSlice{0, split.rows[i], true, split.cuts[i], split.cuts[i + 1]}
+                  : gpu::RowSlice{first, last - first};
+  };
   std::vector<SetCells> out;
-  if (by_key) {
-    // The finest set's parts, disjoint and in key order, go side by side
-    // into its vectors (sized here, or as the last build's); every other
-    // set's parts are merged after the downloads.
-    const auto host_start = std::chrono::steady_clock::now();
-    out = prepared();
-    if (out.size() != spec.sets.size()) out.assign(spec.sets.size(), empty_cells(coded));
-    std::vector<bool> side_by_side(spec.sets.size());
-    std::vector<std::vector<gpu::CellsInto>> into(k, std::vector<gpu::CellsInto>(spec.sets.size()));
-    std::vector<std::pair<std::vector<std::uint64_t>*, std::size_t>> columns;  // to size
-    for (std::size_t s = 0; s < spec.sets.size(); ++s) {
-      if (spec.sets[s] != coded.finest.mask) continue;
-      side_by_side[s] = true;
-      std::size_t cells = 0;
-      for (std::size_t i = 0; i < k; ++i) {
-        into[i][s] = {&out[s], cells};
-        cells += mine[i]->cells_in(ranges[i][s]);
-      }
-      gpu::for_each_column(coded.slots, [&](std::vector<std::uint64_t>& v) { columns.emplace_back(&v, cells); }, out[s]);
-    }
-    tbb::parallel_for(std::size_t{0}, columns.size(), [&](std::size_t c) {
-      auto& [v, cells] = columns[c];
-      if (v->size() != cells) {
-        v->reserve(cells);
-        gpu::fault_in_huge_pages(v->data(), cells * 8);
-        v->resize(cells);
-      }
-    });
-    const double sizing_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - host_start).count();
-    each([&](std::size_t i) {
-      parts[i] = mine[i]->end(coded, ranges[i], part_stages[i], {}, into[i]);
-    });
-    const auto merge_start = std::chrono::steady_clock::now();
-    std::vector<SetCells> merged = merge_parts(coded, parts, side_by_side);
+  // Key ranges (or one context's gpu-lattice): the set of every column, if
+  // requested, has disjoint parts in key order; they go side by side into
+  // its vectors (sized, once every context knows its count, as the last
+  // build's or here), each context writing its own. gpu-lattice writes its
+  // finest cells there while it computes the coarser sets. The other sets'
+  // parts are merged on the host (one context's are the result).
+  const bool lattice = algorithm == Algorithm::GpuLattice;
+  const bool side_by_side = by_key || (k == 1 && lattice);
+  if (side_by_side) {
+    std::size_t side = spec.sets.size();  // the requested set of every column (sets are distinct)
     for (std::size_t s = 0; s < spec.sets.size(); ++s)
-      if (!side_by_side[s]) out[s] = std::move(merged[s]);
-    if (options.timing) {
-      stages.emplace_back("finest cells' vectors sized for the contexts' parts side by side (host)", sizing_ms);
-      stages.emplace_back("the other sets' parts of " + std::to_string(k) + " key ranges merged (host)",
-                          std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - merge_start).count());
+      if (spec.sets[s] == coded.finest.mask) side = s;
+    std::vector<std::size_t> counts(k, 0), offsets(k, 0);
+    std::vector<SetCells> for_end;  // one context: the prepared vectors of the other sets
+    double sizing_ms = 0;
+    std::exception_ptr sizing_error;
+    auto size_side = [&]() noexcept {
+      try {
+        const auto t = std::chrono::steady_clock::now();
+        out = prepared();
+        if (out.size() != spec.sets.size()) out.assign(spec.sets.size(), empty_cells(coded));
+        std::size_t cells = 0;
+        for (std::size_t i = 0; i < k; ++i) {
+          offsets[i] = cells;
+          cells += counts[i];
+        }
+        if (side < spec.sets.size()) {
+          std::vector<std::vector<std::uint64_t>*> columns;
+          gpu::for_each_column(coded.slots, [&](std::vector<std::uint64_t>& v) { columns.push_back(&v); }, out[side]);
+          tbb::parallel_for(std::size_t{0}, columns.size(), [&](std::size_t c) {
+            std::vector<std::uint64_t>& v = *columns[c];
+            if (v.size() == cells) return;
+            v.reserve(cells);
+            gpu::fault_in_huge_pages(v.data(), cells * 8);
+            v.resize(cells);
+          });
+        }
+        if (k == 1) {
+          for_end = std::move(out);
+          out.assign(spec.sets.size(), empty_cells(coded));
+          if (side < spec.sets.size()) std::swap(out[side], for_end[side]);
+        }
+        sizing_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t).count();
+      } catch (...) {
+        sizing_error = std::current_exception();
+      }
+    };
+    std::barrier counted(static_cast<std::ptrdiff_t>(k), size_side);
+    each([&](std::size_t i) {
+      bool arrived = false;
+      try {
+        mine[i]->begin(coded, options.timing, options.keep_resident, part_stages[i], slice_of(i), options.upload_chunks);
+        if (lattice)
+          mine[i]->finest(coded, spec);
+        else
+          ranges[i] = mine[i]->build(coded, spec, algorithm);
+        if (side < spec.sets.size())
+          counts[i] = lattice ? mine[i]->finest_cells() : mine[i]->cells_in(ranges[i][side]);
+        arrived = true;
+        counted.arrive_and_wait();
+      } catch (...) {
+        if (!arrived) counted.arrive_and_drop();  // the others go on; the build fails
+        throw;
+      }
+      if (sizing_error) return;  // rethrown below
+      std::vector<gpu::CellsInto> into(spec.sets.size());
+      if (side < spec.sets.size()) into[side] = {&out[side], offsets[i]};
+      if (lattice) {
+        std::function<void()> meanwhile;
+        if (side < spec.sets.size()) {
+          mine[i]->queue_finest_download();
+          meanwhile = [&, i] { mine[i]->finest_to_host(into[side], part_stages[i]); };
+        }
+        ranges[i] = mine[i]->coarser(coded, spec, meanwhile);
+        if (side < spec.sets.size()) into[side].written = true;
+      }
+      parts[i] = mine[i]->end(coded, ranges[i], part_stages[i], k == 1 ? std::move(for_end) : std::vector<SetCells>{},
+                              into);
+    });
+    if (sizing_error) std::rethrow_exception(sizing_error);
+    const auto merge_start = std::chrono::steady_clock::now();
+    if (k == 1) {
+      for (std::size_t s = 0; s < spec.sets.size(); ++s)
+        if (s != side) out[s] = std::move(parts[0][s]);
+    } else {
+      std::vector<bool> skip(spec.sets.size());
+      if (side < spec.sets.size()) skip[side] = true;
+      std::vector<SetCells> merged = merge_parts(coded, parts, skip);
+      for (std::size_t s = 0; s < spec.sets.size(); ++s)
+        if (s != side) out[s] = std::move(merged[s]);
     }
-  } else if (merge_on_device) {
+    if (options.timing) {
+      stages.emplace_back("vectors of the set of every column sized (host)", sizing_ms);
+      if (k > 1)
+        stages.emplace_back(
+            "the other sets' parts of " + std::to_string(k) + " key ranges merged (host)",
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - merge_start).count());
+    }
+  } else {
+    each([&](std::size_t i) {
+      mine[i]->begin(coded, options.timing, options.keep_resident, part_stages[i], slice_of(i), options.upload_chunks);
+      if (merge_on_device) {
+        mine[i]->finest(coded, spec);
+      } else {
+        ranges[i] = mine[i]->build(coded, spec, algorithm);
+        parts[i] = mine[i]->end(coded, ranges[i], part_stages[i], k == 1 ? prepared() : std::vector<SetCells>{});
+      }
+    });
+  }
+  if (merge_on_device) {
     try {
       mine[0]->absorb_finest(coded, std::vector<gpu::CubeRunner*>(mine.begin() + 1, mine.end()));
       const std::vector<gpu::CellRange> ranges = mine[0]->coarser(coded, spec);
@@ -1302,9 +1419,9 @@ std::vector<SetCells> build_gpu(const CodedTable& coded, const CubeSpec& spec, A
   for (std::size_t i = 0; i < k; ++i)
     for (auto& [name, ms] : part_stages[i])
       stages.emplace_back(k == 1 ? name : "context " + std::to_string(i) + " (GPU " + std::to_string(devices[i]) + "): " + name, ms);
-  if (k == 1) {
+  if (k == 1 && !side_by_side) {
     out = std::move(parts[0]);
-  } else if (!merge_on_device && !by_key) {
+  } else if (!merge_on_device && !side_by_side) {
     const auto merge_start = std::chrono::steady_clock::now();
     out = merge_parts(coded, parts);
     if (options.timing)
