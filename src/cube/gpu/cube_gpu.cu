@@ -273,7 +273,7 @@ class CubeRunner {
         run_ids_.reserve(std::max<std::size_t>(rows_, 1));
         std::size_t cells = 0, chunk = 0;
         with_upload(coded, cuts, "finest cells", [] {}, [&](std::size_t b, std::size_t e) {
-          cells += reduce_runs(keys_.data() + b, e - b, rows_from(b), nullptr, count, runs[chunk++], [&](std::uint32_t) {
+          cells += reduce_runs(keys_.data() + b, e - b, rows_from(b), nullptr, count, runs[chunk++], [&](std::uint32_t /*runs: room made above*/) {
             return std::pair{cells_from(to, cells), out.keys.data() + cells};
           });
         });
@@ -774,7 +774,7 @@ class CubeRunner {
   // The runs of rows sorted by key (`sorted_keys`, n; the rows' values
   // through `rows`, at order[i] or, with no order, i), reduced through CUB
   // (slot_reduce_by_key.cuh): the runs' starts first, their number r read
-  // on the host, then place(r) gives where their states and keys go (a
+  // on the host (or `known`, counted there already: no wait), then place(r) gives where their states and keys go (a
   // pair: DeviceAggregates, key array), and a reduce-by-key per word of
   // each aggregate's state fills them. `count`: a device word the calls
   // use (it ends holding r). Returns r. This replaced the scan of run ids
@@ -782,13 +782,6 @@ class CubeRunner {
   // so a warp's loads 16 positions apart) for the rows: 104 + 503 us for
   // the 25 M sorted rows of the sales-flat cube on an H200, against 260
   // (ncu, 2026-11-28).
-  template <class Place>
-  std::uint32_t reduce_runs(const std::uint64_t* sorted_keys, std::size_t n, const DeviceAggregates& rows,
-                            const std::uint32_t* order, std::uint32_t* count, Place place) {
-    return reduce_runs(sorted_keys, n, rows, order, count, std::nullopt, place);
-  }
-  // The same, the runs' number `known` (counted on the host) where set: no
-  // wait for the device's.
   template <class Place>
   std::uint32_t reduce_runs(const std::uint64_t* sorted_keys, std::size_t n, const DeviceAggregates& rows,
                             const std::uint32_t* order, std::uint32_t* count, std::optional<std::uint32_t> known,
@@ -824,7 +817,7 @@ class CubeRunner {
   // allocated for the runs alone (reduce_runs; `order` as there).
   void row_runs(const std::uint64_t* sorted_keys, std::size_t n, const std::uint32_t* order, std::size_t at) {
     DeviceCells& out = cells_at(at);
-    out.size = reduce_runs(sorted_keys, n, row_slots_, order, count_of(at), [&](std::uint32_t r) {
+    out.size = reduce_runs(sorted_keys, n, row_slots_, order, count_of(at), std::nullopt, [&](std::uint32_t r) {
       const DeviceAggregates to = out.reserve(slots_, r);
       out.keys.reserve(std::max<std::uint32_t>(r, 1));
       return std::pair{to, out.keys.data()};
