@@ -18,10 +18,6 @@
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>
 
-#ifdef __linux__
-#include <sys/mman.h>
-#endif
-
 #include <algorithm>
 #include <array>
 #include <barrier>
@@ -47,6 +43,7 @@
 #include "gpu/runtime/pinned_buffer.cuh"
 #include "gpu/runtime/stage_clock.cuh"
 #include "gpuolap/error.hpp"
+#include "gpuolap/huge_pages.hpp"
 #include "groupby/gpu/slot_reduce_by_key.cuh"
 
 namespace gpuolap::cube {
@@ -65,23 +62,6 @@ unsigned grid_for(std::size_t items, int block = kBlock) {
 }
 
 int bits_for(std::uint64_t values) { return values <= 1 ? 0 : std::bit_width(values - 1); }
-
-// Asks Linux to back [data, data + bytes) with 2 MB pages when it is first
-// touched: the downloaded cells' fresh vectors (70 MB for 1.5 M cells) took
-// 5 to 7 ms to fault in 4 KB pages on a 64-core host, the largest fixed
-// cost of a build. A hint only: where transparent huge pages are off,
-// nothing changes.
-void fault_in_huge_pages(void* data, std::size_t bytes) {
-#ifdef __linux__
-  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
-  const auto begin = (reinterpret_cast<std::uintptr_t>(data) + kHuge - 1) / kHuge * kHuge;
-  const auto end = (reinterpret_cast<std::uintptr_t>(data) + bytes) / kHuge * kHuge;
-  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
-#else
-  (void)data;
-  (void)bytes;
-#endif
-}
 
 // Calls f on the same column of each of `cells` (SetCells or DeviceCells,
 // laid out alike), for every column the aggregates of `slots` keep: the
@@ -113,9 +93,7 @@ std::vector<SetCells> host_cells_for(const CodedTable& coded, const std::vector<
     for_each_column(coded.slots, [&](std::vector<std::uint64_t>& v) { all.emplace_back(&v, sizes[s]); }, out[s]);
   tbb::parallel_for(std::size_t{0}, all.size(), [&](std::size_t k) {
     auto& [to, size] = all[k];
-    to->reserve(size);
-    fault_in_huge_pages(to->data(), size * 8);
-    to->resize(size);
+    resize_on_huge_pages(*to, size);
   });
   return out;
 }
@@ -1070,15 +1048,8 @@ class CubeRunner {
     HostStages host(stages, clock.size() > 0);  // the clock is on
     host.start("cells into host vectors (host)");
     tbb::parallel_for(std::size_t{0}, pieces.size(), [&](std::size_t k) {
-      std::vector<std::uint64_t>& to = *pieces[k].to;
-      if (pieces[k].sized) return;
-      if (to.size() >= pieces[k].size) {  // prepared: cut, nothing written
-        to.resize(pieces[k].size);
-        return;
-      }
-      to.reserve(pieces[k].size);
-      fault_in_huge_pages(to.data(), pieces[k].size * 8);
-      to.resize(pieces[k].size);
+      // Prepared vectors are only cut; fresh ones faulted in on huge pages.
+      if (!pieces[k].sized) resize_on_huge_pages(*pieces[k].to, pieces[k].size);
     });
     GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(s));
     tbb::parallel_for(std::size_t{0}, pieces.size(), [&](std::size_t k) {
@@ -1315,13 +1286,8 @@ std::vector<SetCells> build_gpu(const CodedTable& coded, const CubeSpec& spec, A
         if (side < spec.sets.size()) {
           std::vector<std::vector<std::uint64_t>*> columns;
           gpu::for_each_column(coded.slots, [&](std::vector<std::uint64_t>& v) { columns.push_back(&v); }, out[side]);
-          tbb::parallel_for(std::size_t{0}, columns.size(), [&](std::size_t c) {
-            std::vector<std::uint64_t>& v = *columns[c];
-            if (v.size() == cells) return;
-            v.reserve(cells);
-            gpu::fault_in_huge_pages(v.data(), cells * 8);
-            v.resize(cells);
-          });
+          tbb::parallel_for(std::size_t{0}, columns.size(),
+                            [&](std::size_t c) { resize_on_huge_pages(*columns[c], cells); });
         }
         if (k == 1) {
           for_end = std::move(out);
