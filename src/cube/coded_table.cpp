@@ -309,6 +309,10 @@ Projection projection(const CodedTable& coded, const Layout& from, const Layout&
       p.from_stride[p.columns] = from.stride[i];
       p.radix[p.columns] = coded.columns[i].radix;
       p.to_stride[p.columns] = to.stride[i];
+      if (p.narrow) {  // both below 2^32: the stride divides a key below it; the radix, a code
+        p.stride_magic[p.columns] = division_magic(static_cast<std::uint32_t>(from.stride[i]));
+        p.radix_magic[p.columns] = division_magic(static_cast<std::uint32_t>(coded.columns[i].radix));
+      }
       ++p.columns;
     }
   return p;

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <initializer_list>
 #include <sstream>
 #include <limits>
 #include <random>
@@ -85,16 +86,22 @@ inline std::vector<SpecCase> spec_cases() {
 // A table whose keys take the sparse paths: `u` and `v` with about 300
 // scattered values each (rank-coded), so that (u, v) has some 90,000 cells,
 // more than a dense cube of 3,000 rows takes; `a` small.
-inline table::Table wide_table(std::size_t rows, std::uint32_t seed) {
-  std::mt19937_64 rng(seed);
+// A table "facts" of empty Int64 columns named `names`.
+inline table::Table int64_table(std::initializer_list<const char*> names) {
   table::Table t;
   t.name = "facts";
-  for (const char* name : {"u", "v", "a", "y"}) {
+  for (const char* name : names) {
     table::Column c;
     c.name = name;
     c.type = table::ColumnType::Int64;
     t.columns.push_back(std::move(c));
   }
+  return t;
+}
+
+inline table::Table wide_table(std::size_t rows, std::uint32_t seed) {
+  std::mt19937_64 rng(seed);
+  table::Table t = int64_table({"u", "v", "a", "y"});
   for (std::size_t r = 0; r < rows; ++r) {
     t.columns[0].int64s.push_back(static_cast<std::int64_t>(rng() % 300) * 1'000'003);
     t.columns[1].int64s.push_back(-static_cast<std::int64_t>(rng() % 300) * 7'777'777);

@@ -229,6 +229,37 @@ TEST(CubeGpu, KeyRangesOfOneCrowdedCellStillGiveTheCube) {
   }
 }
 
+// The lattice's dense sets go in waves, one launch each (coarser() in
+// cube_gpu.cu). A set whose best parent is still queued takes a computed
+// parent of at most 64 K cells instead (the small cubes above), or waits
+// for the next wave when every computed one is larger. Here the finest
+// set (p, q, r) holds about 190 K cells and (p, q) up to 160 K, so (p)
+// waits for (p, q), and () for (p); in the product (p>q, r), () takes
+// (p, r), computed and small, in the same wave as (p) and (r).
+TEST(CubeGpu, WavesOfDenseSetsOverLargeParentsEqualCpuSequential) {
+  std::mt19937_64 rng(5);
+  table::Table facts = test::int64_table({"p", "q", "r", "y"});
+  for (std::size_t row = 0; row < 200'000; ++row) {
+    facts.columns[0].int64s.push_back(static_cast<std::int64_t>(rng() % 400));
+    facts.columns[1].int64s.push_back(static_cast<std::int64_t>(rng() % 400));
+    facts.columns[2].int64s.push_back(static_cast<std::int64_t>(rng() % 10));
+    facts.columns[3].int64s.push_back(static_cast<std::int64_t>(rng() % 2001) - 1000);
+  }
+  for (table::Column& c : facts.columns) c.nulls.resize(facts.row_count(), 0);
+  for (bool sorted : {false, true}) {
+    if (sorted) table::sort_table(facts, {"p", "q", "r"});
+    for (const char* dims : {"p>q>r", "p>q, r"}) {
+      CubeSpec spec = parse_dims(dims);
+      parse_measures("count(*), sum(y), min(y), avg(y)", spec, facts);
+      const PreparedCube prepared(facts, spec);
+      const CubeResult want = prepared.build(with(Algorithm::CpuSequential));
+      for (int run = 0; run < 2; ++run)
+        EXPECT_EQ(compare_results(want.table, prepared.build(with(Algorithm::GpuLattice)).table), "")
+            << dims << (sorted ? ", sorted" : "") << ", run " << run + 1;
+    }
+  }
+}
+
 TEST(CubeGpu, TwoTablesBuiltInTurnEachUseTheirOwnRows) {
   const table::Table one = test::random_table(5000, 1), two = test::random_table(7000, 2);
   const test::SpecCase c = test::spec_cases().front();

@@ -56,6 +56,17 @@ using gpuolap::gpu::StageClock;
 constexpr int kBlock = 256;
 // Sorted positions per thread of aggregate_run_chunks.
 constexpr int kRunChunk = 16;
+// The lattice's waves of dense sets (coarser()). A set whose best parent
+// is still queued in the wave takes the best parent already computed
+// instead when that has at most kWaveParentCells cells: each warp of
+// cells_into_dense_wave takes 128 parent cells, so 2^18 of them are 2,048
+// warps of one step each, about what an H100 or H200 holds at once (132
+// SMs, 3 blocks of 8 warps each at the kernel's 80 registers). That costs
+// less than another wave (its launches, and one latency-bound step of
+// 15-20 us). A wave's dense cubes hold at most kWaveCells cells together
+// (one set's own limit, dense_fits), unless one set alone holds more.
+constexpr std::uint64_t kWaveParentCells = std::uint64_t{1} << 18;
+constexpr std::uint64_t kWaveCells = std::uint64_t{1} << 26;
 
 unsigned grid_for(std::size_t items, int block = kBlock) {
   return static_cast<unsigned>(std::clamp<std::size_t>((items + block - 1) / block, 1, 1u << 30));
@@ -384,14 +395,28 @@ class CubeRunner {
   // runs on the host before that wait, while the kernels run.
   std::vector<CellRange> coarser(const CodedTable& coded, const CubeSpec& spec,
                                  const std::function<void()>& meanwhile = {}) {
-    // Computed sets: their mask, where their cells are, and at most how many
-    // (the count itself is on the device).
+    // Computed sets: their mask, where their cells are, at most how many
+    // (the count itself is on the device), and whether they are still in
+    // the wave being queued (not launched yet).
     struct Computed {
       SetMask mask;
       std::size_t at;
       std::uint64_t bound;
+      bool queued = false;
     };
     std::vector<Computed> computed{{coded.finest.mask, finest_at_, cells_at(finest_at_).size}};
+    // The computed set with the fewest cells that contains `mask`
+    // (`launched`: among those whose wave has been launched only).
+    auto parent_of = [&](SetMask mask, bool launched) {
+      std::optional<Computed> best;
+      for (const Computed& c : computed)
+        if ((c.mask & mask) == mask && !(launched && c.queued) && (!best || c.bound < best->bound)) best = c;
+      return *best;  // the finest set contains every set
+    };
+    auto launch = [&] {
+      flush_wave();
+      for (Computed& c : computed) c.queued = false;
+    };
     std::vector<std::size_t> order(spec.sets.size());
     for (std::size_t s = 0; s < order.size(); ++s) order[s] = s;
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -401,20 +426,36 @@ class CubeRunner {
     clock_->start("coarser sets from their parents");
     for (std::size_t s : order) {
       const SetMask mask = spec.sets[s];
-      const Computed* parent = nullptr;
-      for (const Computed& c : computed)
-        if ((c.mask & mask) == mask && (!parent || c.bound < parent->bound)) parent = &c;
-      if (parent->mask == mask) {  // the finest set itself
-        result[s] = {parent->at};
+      Computed from = parent_of(mask, false);
+      if (from.mask == mask) {  // the finest set itself
+        result[s] = {from.at};
         continue;
       }
-      const Computed from = *parent;
-      computed.push_back({mask, s, from_parent(coded, from.mask, from.at, from.bound, mask, s)});
+      // A parent still queued would end the wave here; a small parent
+      // already computed costs the same one step per warp and keeps the
+      // wave going.
+      if (from.queued) {
+        const Computed launched = parent_of(mask, true);
+        if (launched.bound <= kWaveParentCells) from = launched;
+        else launch();
+      }
+      const Layout layout = layout_of(coded, mask);
+      if (dense_fits(layout.cells, from.bound)) {
+        if (!wave_.empty() && wave_cells_ + layout.cells > kWaveCells) launch();
+        queue_dense(coded, from.mask, from.at, from.bound, mask, s);
+        computed.push_back({mask, s, std::min(layout.cells, from.bound), true});
+      } else {
+        launch();  // a sort waits for its parent's count
+        computed.push_back({mask, s, sorted_from_parent(coded, from.mask, from.at, mask, s)});
+      }
       result[s] = {s};
     }
+    launch();
+    // The stage ends with the last kernel queued: the host's work beside
+    // it and the wait for the counts are not the kernels' time.
+    clock_->stop();
     if (meanwhile) meanwhile();
     sync_sizes();
-    clock_->stop();
     return result;
   }
 
@@ -684,21 +725,120 @@ class CubeRunner {
   // The filled cells of dense cube `dense` (cells many) into compact
   // cells_at(at), whose count stays on the device (count_of(at)).
   void compact(DeviceCells& dense, std::uint64_t cells, std::size_t at) {
-    const cudaStream_t s = ctx_.stream();
-    std::uint32_t* count = count_of(at);
+    DenseJob job;
+    job.out = compact_cells(at, cells);
+    job.out_keys = cells_at(at).keys.data();
+    job.out_count = count_of(at);
+    const DeviceAggregates cube = dense.reserve(slots_, cells);
+    compact_jobs(cube, dense.filled.data(), cells, cells, upload_jobs({job}), 1);
+  }
+
+  // Room for `cells` compact cells at cells_at(at); their states.
+  DeviceAggregates compact_cells(std::size_t at, std::uint64_t cells) {
     DeviceCells& out = cells_at(at);
+    out.keys.reserve(std::max<std::uint64_t>(cells, 1));
+    return out.reserve(slots_, cells);
+  }
+
+  // `jobs` (on the host) copied to the device, each call's to a place of
+  // its own, so that a copy never overwrites jobs that kernels queued
+  // before it may still read.
+  // They go through page-locked memory (the same place there), so that
+  // the copy returns at once: from pageable memory it waits for a staging
+  // buffer, and the next wave's launches with it.
+  DenseJob* upload_jobs(const std::vector<DenseJob>& jobs) {
+    if (jobs_used_ + jobs.size() > jobs_.size()) {
+      GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(ctx_.stream()));  // no copy reads the old places
+      const std::size_t room = std::max<std::size_t>(2 * jobs_.size(), jobs.size() + 64);
+      jobs_.reserve(room);
+      jobs_staged_.reserve(room * sizeof(DenseJob));
+      jobs_used_ = 0;
+    }
+    DenseJob* staged = static_cast<DenseJob*>(jobs_staged_.data()) + jobs_used_;
+    std::copy(jobs.begin(), jobs.end(), staged);
+    DenseJob* at = jobs_.data() + jobs_used_;
+    GPUOLAP_CUDA_CHECK(
+        cudaMemcpyAsync(at, staged, jobs.size() * sizeof(DenseJob), cudaMemcpyHostToDevice, ctx_.stream()));
+    jobs_used_ += jobs.size();
+    return at;
+  }
+
+  // The filled cells of dense cubes laid end to end (`cube`, `filled`;
+  // `cells` in all, at most `bound` of them filled) into the compact cells
+  // of the jobs whose cubes they are (`jobs` on the device, `count` of
+  // them), and each job's count into its out_count.
+  void compact_jobs(const DeviceAggregates& cube, const std::uint8_t* filled, std::uint64_t cells, std::uint64_t bound,
+                    DenseJob* jobs, int count) {
+    const cudaStream_t s = ctx_.stream();
+    selected_.reserve(1);
     index_.reserve(cells);
     const thrust::counting_iterator<std::uint32_t> all(0);
     std::size_t bytes = 0;
-    GPUOLAP_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, bytes, all, dense.filled.data(), index_.data(), count,
+    GPUOLAP_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, bytes, all, filled, index_.data(), selected_.data(),
                                                   static_cast<std::int64_t>(cells), s));
-    GPUOLAP_CUDA_CHECK(cub::DeviceSelect::Flagged(ctx_.scratch(bytes), bytes, all, dense.filled.data(), index_.data(),
-                                                  count, static_cast<std::int64_t>(cells), s));
-    const DeviceAggregates from = dense.reserve(slots_, cells);
-    const DeviceAggregates to = out.reserve(slots_, cells);
-    out.keys.reserve(std::max<std::uint64_t>(cells, 1));
-    gather_cells<<<grid_for(cells), kBlock, 0, s>>>(index_.data(), count, from, to, out.keys.data());
-    GPUOLAP_CHECK_LAUNCH("gather_cells");
+    GPUOLAP_CUDA_CHECK(cub::DeviceSelect::Flagged(ctx_.scratch(bytes), bytes, all, filled, index_.data(),
+                                                  selected_.data(), static_cast<std::int64_t>(cells), s));
+    compaction_counts<<<grid_for(std::size_t{32} * count), kBlock, 0, s>>>(jobs, count, index_.data(), selected_.data());
+    GPUOLAP_CHECK_LAUNCH("compaction_counts");
+    gather_wave<<<grid_for(bound), kBlock, 0, s>>>(jobs, count, index_.data(), selected_.data(), cube);
+    GPUOLAP_CHECK_LAUNCH("gather_wave");
+  }
+
+  // A set (`mask`'s, into cells_at(at)) queued in the wave from the cells of
+  // a computed one (`from_mask`'s at `from_at`, at most `from_bound`).
+  void queue_dense(const CodedTable& coded, SetMask from_mask, std::size_t from_at, std::uint64_t from_bound,
+                   SetMask mask, std::size_t at) {
+    DeviceCells& p = cells_at(from_at);
+    const Layout layout = layout_of(coded, mask);
+    DenseJob job;
+    job.runs.parent_keys = p.keys.data();
+    job.runs.parent_count = count_of(from_at);
+    job.runs.parent = p.reserve(slots_, from_bound);
+    job.runs.target.projection = projection(coded, layout_of(coded, from_mask), layout);
+    job.bound = from_bound;
+    job.offset = wave_cells_;
+    // A warp per step of 128 parent cells, at most 2^16 blocks (the warps
+    // then take several steps each), so that a wave's grid stays far below
+    // its limit however many sets it holds.
+    const std::size_t steps = (from_bound + 32 * kCellsPerLane - 1) / (32 * kCellsPerLane);
+    job.blocks = std::min(grid_for(std::max<std::size_t>(steps, 1) * 32, kDenseRunsBlock), 1u << 16);
+    const std::uint64_t cells = std::min(layout.cells, from_bound);
+    job.out = compact_cells(at, cells);
+    job.out_keys = cells_at(at).keys.data();
+    job.out_count = count_of(at);
+    wave_.push_back(job);
+    wave_cells_ += layout.cells;
+    wave_bound_ += cells;
+  }
+
+  // The queued wave launched: its dense cubes laid end to end and
+  // initialized, every set's parent cells into its cube in one launch,
+  // then compacted together.
+  void flush_wave() {
+    if (wave_.empty()) return;
+    const cudaStream_t s = ctx_.stream();
+    DeviceCells& dense = cells_at(finest_at_ + 1);
+    const DeviceAggregates cubes = dense_cube(dense, wave_cells_);
+    unsigned blocks = 0;
+    for (DenseJob& job : wave_) {
+      job.runs.target.cells = cells_from(cubes, job.offset);
+      job.runs.target.filled = dense.filled.data() + job.offset;
+      job.first_block = blocks;
+      blocks += job.blocks;
+    }
+    DenseJob* jobs = upload_jobs(wave_);
+    const int count = static_cast<int>(wave_.size());
+    switch (slots_.size()) {
+      case 1: cells_into_dense_wave<1><<<blocks, kDenseRunsBlock, 0, s>>>(jobs, count); break;
+      case 2: cells_into_dense_wave<2><<<blocks, kDenseRunsBlock, 0, s>>>(jobs, count); break;
+      case 3:
+      case 4: cells_into_dense_wave<4><<<blocks, kDenseRunsBlock, 0, s>>>(jobs, count); break;
+      default: cells_into_dense_wave<kStates><<<blocks, kDenseRunsBlock, 0, s>>>(jobs, count); break;
+    }
+    GPUOLAP_CHECK_LAUNCH("cells_into_dense_wave");
+    compact_jobs(cubes, dense.filled.data(), wave_cells_, wave_bound_, jobs, count);
+    wave_.clear();
+    wave_cells_ = wave_bound_ = 0;
   }
 
   // Compact cells of the runs of `sorted_keys` (n), each run's items added
@@ -802,23 +942,6 @@ class CubeRunner {
     });
   }
 
-  // cells_into_dense over `bound` parent cells at most, instantiated for
-  // the aggregates held (registers for what is used).
-  void cells_into_dense_over(const DenseRuns& runs, std::size_t bound) {
-    if (!bound) return;
-    const cudaStream_t s = ctx_.stream();
-    const std::size_t steps = (bound + 32 * kCellsPerLane - 1) / (32 * kCellsPerLane);
-    const unsigned grid = grid_for(steps * 32, kDenseRunsBlock);
-    switch (slots_.size()) {
-      case 1: cells_into_dense<1><<<grid, kDenseRunsBlock, 0, s>>>(runs, bound); break;
-      case 2: cells_into_dense<2><<<grid, kDenseRunsBlock, 0, s>>>(runs, bound); break;
-      case 3:
-      case 4: cells_into_dense<4><<<grid, kDenseRunsBlock, 0, s>>>(runs, bound); break;
-      default: cells_into_dense<kStates><<<grid, kDenseRunsBlock, 0, s>>>(runs, bound); break;
-    }
-    GPUOLAP_CHECK_LAUNCH("cells_into_dense");
-  }
-
   // keys (n) sorted with their positions: into sorted_keys_ and order_
   // (bits: the keys' significant bits).
   void sort_with_positions(const std::uint64_t* keys, std::uint32_t* positions, std::size_t n, int bits) {
@@ -913,32 +1036,33 @@ class CubeRunner {
     return result;
   }
 
-  // The cells of a computed set (`from_mask`'s, at `from_at`, at most
-  // `from_bound` of them, their count on the device) aggregated into set
-  // `mask`'s cells at `at`: through a dense cube when the set fits one,
-  // else by its runs once the parent's cells are sorted by the set's key.
-  // Returns at most how many cells the set has (its count stays on the
-  // device).
-  std::uint64_t from_parent(const CodedTable& coded, SetMask from_mask, std::size_t from_at, std::uint64_t from_bound,
-                            SetMask mask, std::size_t at) {
+  // Set `mask`'s cells at `at` from a computed set's (`from_mask`'s at
+  // `from_at`, at most `from_bound`), alone: a wave of one, or a sort.
+  void from_parent(const CodedTable& coded, SetMask from_mask, std::size_t from_at, std::uint64_t from_bound,
+                   SetMask mask, std::size_t at) {
+    if (dense_fits(layout_of(coded, mask).cells, from_bound)) {
+      queue_dense(coded, from_mask, from_at, from_bound, mask, at);
+      flush_wave();
+    } else {
+      sorted_from_parent(coded, from_mask, from_at, mask, at);
+    }
+  }
+
+  // The cells of a computed set (`from_mask`'s, at `from_at`, its count
+  // on the device) aggregated into set `mask`'s cells at `at` by their runs
+  // once the parent's cells are sorted by the set's key: for a set too
+  // large for a dense cube (queue_dense takes the others). Returns the
+  // set's cells.
+  std::uint64_t sorted_from_parent(const CodedTable& coded, SetMask from_mask, std::size_t from_at, SetMask mask,
+                                   std::size_t at) {
     DeviceCells& p = cells_at(from_at);
-    const DeviceAggregates parent_cells = p.reserve(slots_, from_bound);
     const Layout layout = layout_of(coded, mask);
     const Projection proj = projection(coded, layout_of(coded, from_mask), layout);
-    if (dense_fits(layout.cells, from_bound)) {
-      DeviceCells& dense = cells_at(finest_at_ + 1);
-      DenseTarget t;
-      t.projection = proj;
-      t.cells = dense_cube(dense, layout.cells);
-      t.filled = dense.filled.data();
-      cells_into_dense_over(DenseRuns{p.keys.data(), count_of(from_at), parent_cells, t}, from_bound);
-      compact(dense, layout.cells, at);
-      return std::min(layout.cells, from_bound);
-    }
     // A sort needs the parent's count on the host.
     std::uint32_t n = 0;
     GPUOLAP_CUDA_CHECK(cudaMemcpyAsync(&n, count_of(from_at), sizeof n, cudaMemcpyDeviceToHost, ctx_.stream()));
     GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(ctx_.stream()));
+    const DeviceAggregates parent_cells = p.reserve(slots_, n);
     projected_.reserve(std::max<std::uint32_t>(n, 1));
     positions_.reserve(std::max<std::uint32_t>(n, 1));
     if (n)
@@ -1112,6 +1236,14 @@ class CubeRunner {
   DeviceAggregates row_slots_;
   std::vector<std::unique_ptr<DeviceCells>> sets_;
   DeviceBuffer<DenseTarget> targets_;
+  // The lattice's wave of dense sets being queued (queue_dense, flush_wave):
+  // its jobs, their dense cubes' cells and at most how many are filled.
+  std::vector<DenseJob> wave_;
+  std::uint64_t wave_cells_ = 0, wave_bound_ = 0;
+  DeviceBuffer<DenseJob> jobs_;  // the jobs of the waves and compactions, each call's at a place of its own
+  PinnedBuffer jobs_staged_;     // the same places in page-locked host memory, copied from
+  std::size_t jobs_used_ = 0;
+  DeviceBuffer<std::uint32_t> selected_;  // a compaction's count of filled cells
   DeviceBuffer<Projection> projections_;
   DeviceBuffer<std::uint64_t> projected_, sorted_keys_;
   DeviceBuffer<std::uint32_t> positions_, order_, flags_, run_ids_, index_;

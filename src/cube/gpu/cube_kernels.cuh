@@ -226,9 +226,31 @@ struct DenseRuns {
   }
 };
 
-// N: the aggregates held (at least the cells' count); at most `bound` parent cells.
+// One set of a wave: the lattice's dense sets whose parents are computed
+// go into one launch (cells_into_dense_wave), their dense cubes laid end to
+// end in one allocation, and are compacted together (compaction_counts,
+// gather_wave). A small set's kernel is a latency-bound chain of about
+// 2,500 dependent instructions per warp whatever the set's size (ncu on an
+// H200: 10-19 us each, half of it waiting on instruction fetch), so sets
+// launched one by one paid it once each; a wave pays it once.
+struct DenseJob {
+  DenseRuns runs;           // the parent's cells, and the set's dense cube (from `offset` of the wave's)
+  std::size_t bound = 0;    // at most this many parent cells
+  std::uint64_t offset = 0; // the set's first cell in the wave's dense cubes
+  unsigned first_block = 0; // the job's blocks of cells_into_dense_wave: [first_block, + blocks)
+  unsigned blocks = 0;
+  DeviceAggregates out;     // the set's compact cells
+  std::uint64_t* out_keys = nullptr;
+  std::uint32_t* out_count = nullptr;
+  std::uint32_t first_selected = 0;  // its first filled cell among the wave's (compaction_counts)
+};
+
+// N: the aggregates held (at least the cells' count). A warp takes steps
+// first_warp, first_warp + warps, ... of `runs`' parent cells (bound at
+// most).
 template <int N>
-__global__ void __launch_bounds__(kDenseRunsBlock) cells_into_dense(DenseRuns runs, std::size_t bound) {
+__device__ __forceinline__ void dense_runs_steps(const DenseRuns& runs, std::size_t bound, std::size_t first_warp,
+                                                 std::size_t warps) {
   using groupby::gpu::merged;
   using groupby::gpu::reset;
   using groupby::gpu::shfl_up_states;
@@ -237,8 +259,7 @@ __global__ void __launch_bounds__(kDenseRunsBlock) cells_into_dense(DenseRuns ru
   const DeviceAggregates& A = runs.target.cells;
   const std::size_t n = min(bound, std::size_t{*runs.parent_count});
   const int lane = threadIdx.x & 31;
-  const std::size_t warps = std::size_t{gridDim.x} * (blockDim.x / 32);
-  for (std::size_t step = (blockIdx.x * std::size_t{blockDim.x} + threadIdx.x) / 32; step * kStep < n; step += warps) {
+  for (std::size_t step = first_warp; step * kStep < n; step += warps) {
     const std::size_t first = step * kStep + kCellsPerLane * lane;
     std::uint32_t ids[kCellsPerLane];
 #pragma unroll
@@ -284,6 +305,33 @@ __global__ void __launch_bounds__(kDenseRunsBlock) cells_into_dense(DenseRuns ru
   }
 }
 
+
+// The wave's jobs (job_count of them): a block finds its job by its index,
+// copies the job's description into shared memory (read there by every
+// lane, as a kernel parameter would be) and takes its share of the steps.
+template <int N>
+__global__ void __launch_bounds__(kDenseRunsBlock) cells_into_dense_wave(const DenseJob* jobs, int job_count) {
+  __shared__ alignas(DenseJob) unsigned char raw[sizeof(DenseJob)];
+  __shared__ int found;
+  if (threadIdx.x == 0) {
+    int lo = 0, hi = job_count - 1;  // the last job whose first block is at most this one
+    while (lo < hi) {
+      const int mid = (lo + hi + 1) / 2;
+      if (jobs[mid].first_block <= blockIdx.x) lo = mid;
+      else hi = mid - 1;
+    }
+    found = lo;
+  }
+  __syncthreads();
+  const auto* from = reinterpret_cast<const std::uint32_t*>(jobs + found);
+  for (unsigned w = threadIdx.x; w < sizeof(DenseJob) / 4; w += blockDim.x) reinterpret_cast<std::uint32_t*>(raw)[w] = from[w];
+  __syncthreads();
+  const DenseJob& job = *reinterpret_cast<const DenseJob*>(raw);
+  const unsigned block = blockIdx.x - job.first_block;
+  dense_runs_steps<N>(job.runs, job.bound, (block * std::size_t{blockDim.x} + threadIdx.x) / 32,
+                      std::size_t{job.blocks} * (blockDim.x / 32));
+}
+
 __global__ void set_count(std::uint32_t* count, std::uint32_t value) { *count = value; }
 
 __global__ void init_compact_cells(DeviceAggregates A, std::uint32_t n) {
@@ -291,17 +339,74 @@ __global__ void init_compact_cells(DeviceAggregates A, std::uint32_t n) {
   if (c < n) groupby::gpu::init_group(A, static_cast<std::uint32_t>(c));
 }
 
-// A dense cube's filled cells, listed by `index` (ascending; *count of
-// them), into compact cells keyed by their index.
-__global__ void gather_cells(const std::uint32_t* index, const std::uint32_t* count, DeviceAggregates dense,
-                             DeviceAggregates out, std::uint64_t* out_keys) {
+// The job whose dense cells hold wave cell c: the last whose offset is at
+// most c.
+__device__ __forceinline__ int job_of_cell(const DenseJob* jobs, int job_count, std::uint64_t c) {
+  int lo = 0, hi = job_count - 1;
+  while (lo < hi) {
+    const int mid = (lo + hi + 1) / 2;
+    if (jobs[mid].offset <= c) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+// The first of index[0, n) (ascending) that is at least c, or n: a warp
+// probes 32 places at once, so the range shrinks 33-fold a round (4 rounds
+// for a million cells) where a binary search makes 20 dependent loads.
+__device__ __forceinline__ std::uint32_t warp_first_at_least(const std::uint32_t* index, std::uint32_t n,
+                                                             std::uint64_t c) {
+  const unsigned lane = threadIdx.x & 31;
+  std::uint32_t lo = 0, hi = n;  // the answer is in [lo, hi]
+  while (hi > lo) {
+    const std::uint32_t span = hi - lo;
+    // Lane l probes the last place of the l-th of 32 even parts (or, in a
+    // span of at most 32, place lo + l itself).
+    const std::uint32_t at = span <= 32 ? lo + lane : lo + static_cast<std::uint32_t>(std::uint64_t{span} * (lane + 1) / 33);
+    const bool probe = at < hi;
+    const unsigned above = __ballot_sync(0xffffffffu, probe && index[at] >= c);
+    const unsigned probed = __ballot_sync(0xffffffffu, probe);
+    if (above == 0) {  // every probe below c: past the last one probed
+      const int last = 31 - __clz(probed);
+      lo = __shfl_sync(0xffffffffu, at, last) + 1;
+      if (span <= 32) return hi;
+    } else {
+      const int first = __ffs(above) - 1;
+      hi = __shfl_sync(0xffffffffu, at, first);
+      if (span <= 32) return hi;
+      if (first > 0) lo = __shfl_sync(0xffffffffu, at, first - 1) + 1;
+    }
+  }
+  return lo;
+}
+
+// Each job's count of filled cells and where they start among the wave's
+// (`index`, ascending, *count of them): a warp per job.
+__global__ void compaction_counts(DenseJob* jobs, int job_count, const std::uint32_t* index, const std::uint32_t* count) {
+  const int j = static_cast<int>((blockIdx.x * std::size_t{blockDim.x} + threadIdx.x) / 32);
+  if (j >= job_count) return;  // a whole warp
+  const std::uint32_t n = *count;
+  const std::uint32_t first = warp_first_at_least(index, n, jobs[j].offset);
+  const std::uint32_t next = j + 1 < job_count ? warp_first_at_least(index, n, jobs[j + 1].offset) : n;
+  if ((threadIdx.x & 31) == 0) {
+    jobs[j].first_selected = first;
+    *jobs[j].out_count = next - first;
+  }
+}
+
+// The wave's filled cells, listed by `index` (ascending; *count of them),
+// each into its job's compact cells, keyed by its index in the job's cube.
+__global__ void gather_wave(const DenseJob* jobs, int job_count, const std::uint32_t* index, const std::uint32_t* count,
+                            DeviceAggregates dense) {
   const std::size_t g = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x;
   if (g >= *count) return;
   const std::uint32_t c = index[g];
+  const DenseJob& job = jobs[job_count == 1 ? 0 : job_of_cell(jobs, job_count, c)];
+  const auto at = static_cast<std::uint32_t>(g - job.first_selected);
   States<kStates> st;
   load_cell(dense, c, st);
-  groupby::gpu::store_group(out, static_cast<std::uint32_t>(g), st);
-  out_keys[g] = c;
+  groupby::gpu::store_group(job.out, at, st);
+  job.out_keys[at] = c - job.offset;
 }
 
 }  // namespace gpuolap::cube::gpu
