@@ -58,14 +58,19 @@ constexpr int kBlock = 256;
 constexpr int kRunChunk = 16;
 // The lattice's waves of dense sets (coarser()). A set whose best parent
 // is still queued in the wave takes the best parent already computed
-// instead when that has at most kWaveParentCells cells: each warp of
-// cells_into_dense_wave takes 128 parent cells, so 2^18 of them are 2,048
-// warps of one step each, about what an H100 or H200 holds at once (132
-// SMs, 3 blocks of 8 warps each at the kernel's 80 registers). That costs
-// less than another wave (its launches, and one latency-bound step of
-// 15-20 us). A wave's dense cubes hold at most kWaveCells cells together
-// (one set's own limit, dense_fits), unless one set alone holds more.
-constexpr std::uint64_t kWaveParentCells = std::uint64_t{1} << 18;
+// instead when that has at most kWaveParentCells cells (by its bound: the
+// count itself is on the device). Each warp of cells_into_dense_wave takes
+// 128 parent cells, so 2^20 of them are 8,192 warps of one latency-bound
+// step each, about 2.6 rounds of what an H100 or H200 holds at once (132
+// SMs, 3 blocks of 8 warps at the kernel's 80 registers): at worst about
+// 40 us, against 33 us for another wave (its launches and its own step;
+// ncu on an H200). A bound is often far above the count (a key space that
+// a functional dependency leaves mostly empty: (year, month,
+// product_group, product) of sales-flat has 505 K cells and 46 K filled),
+// and warps past the count return at once. A wave's dense cubes hold at
+// most kWaveCells cells together (one set's own limit, dense_fits),
+// unless one set alone holds more.
+constexpr std::uint64_t kWaveParentCells = std::uint64_t{1} << 20;
 constexpr std::uint64_t kWaveCells = std::uint64_t{1} << 26;
 
 unsigned grid_for(std::size_t items, int block = kBlock) {
@@ -246,7 +251,7 @@ class CubeRunner {
       if (!upload_pending_ || cuts.size() <= 2) {
         upload_all(coded);
         clock.start("finest cells");
-        row_runs(keys_.data(), rows_, nullptr, finest_at_);
+        row_runs(keys_.data(), rows_, nullptr, finest_at_, counted_runs(coded));
       } else {
         // Chunks cut where a run starts, so that no cell spans two: each
         // chunk's runs follow the last chunk's. The runs are counted on the
@@ -296,9 +301,9 @@ class CubeRunner {
       sort_with_positions(keys_.data(), positions_.data(), rows_, bits_for(coded.finest.cells));
       row_runs(sorted_keys_.data(), rows_, order_.data(), finest_at_);
     }
+    clock.stop();  // at the last kernel queued: the wait for the count is not the kernels'
     count_of(dense_at);
     sync_sizes();
-    clock.stop();
   }
 
   // With several contexts, on the first: the finest cells of every
@@ -609,6 +614,16 @@ class CubeRunner {
   // The runs of equal keys in each chunk of `cuts` (sorted rows, cut at run
   // borders), counted on the host's keys in parallel; kept for the next
   // build of the same slice and cuts.
+  // The runs of the slice's sorted keys where runs_per_chunk has counted
+  // them for this slice (its first build uploaded in chunks, cut where runs
+  // start): a rebuild of the resident slice then allocates its finest
+  // cells without waiting for the GPU's count (a round trip of the host).
+  std::optional<std::uint32_t> counted_runs(const CodedTable& coded) const {
+    if (!(chunk_runs_.slice == slice_of(coded))) return std::nullopt;
+    std::uint64_t total = 0;
+    for (std::uint32_t r : chunk_runs_.runs) total += r;
+    return static_cast<std::uint32_t>(total);
+  }
   const std::vector<std::uint32_t>& runs_per_chunk(const CodedTable& coded, const std::vector<std::size_t>& cuts) {
     if (chunk_runs_.slice == slice_of(coded) && chunk_runs_.cuts == cuts) return chunk_runs_.runs;
     const std::uint64_t* keys = staged_keys();
@@ -932,10 +947,11 @@ class CubeRunner {
   }
 
   // Compact cells of the runs of rows sorted by key into cells_at(at),
-  // allocated for the runs alone (reduce_runs; `order` as there).
-  void row_runs(const std::uint64_t* sorted_keys, std::size_t n, const std::uint32_t* order, std::size_t at) {
+  // allocated for the runs alone (reduce_runs; `order` and `known` as there).
+  void row_runs(const std::uint64_t* sorted_keys, std::size_t n, const std::uint32_t* order, std::size_t at,
+                std::optional<std::uint32_t> known = std::nullopt) {
     DeviceCells& out = cells_at(at);
-    out.size = reduce_runs(sorted_keys, n, row_slots_, order, count_of(at), std::nullopt, [&](std::uint32_t r) {
+    out.size = reduce_runs(sorted_keys, n, row_slots_, order, count_of(at), known, [&](std::uint32_t r) {
       const DeviceAggregates to = out.reserve(slots_, r);
       out.keys.reserve(std::max<std::uint32_t>(r, 1));
       return std::pair{to, out.keys.data()};
