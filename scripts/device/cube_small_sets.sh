@@ -3,8 +3,9 @@
 # what they do. Builds gpuolap, makes sales-flat at scale 1 and its sorted
 # copy, then runs a 2-build gpu-lattice cube under Nsight Compute three
 # ways, into $OUT: every kernel's duration with warm caches (warm.csv), and
-# the full section set for two small and one large cells_into_dense of the
-# second, resident build (small-full.txt, big-full.txt).
+# the full section set for the two waves of cells_into_dense_wave of the
+# second, resident build: the small sets' (small-full.txt) and the two
+# sets made from the finest cells (big-full.txt). Each build makes 2 waves.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out="${OUT:-/tmp/o}"; mkdir -p "$out"
@@ -17,7 +18,7 @@ args=(cube build --db $db --table sales_sorted --dims 'year>month>day, product_g
 cd /tmp
 ncu --clock-control none --cache-control none --metrics gpu__time_duration.sum --csv --print-units base $bin "${args[@]}" > "$out/warm.csv" 2>/dev/null
 echo "warm: $?"
-ncu --clock-control none -k regex:cells_into_dense --launch-skip 13 --launch-count 2 --set full $bin "${args[@]}" > "$out/small-full.txt" 2>&1
+ncu --clock-control none -k regex:cells_into_dense_wave --launch-skip 3 --launch-count 1 --set full $bin "${args[@]}" > "$out/small-full.txt" 2>&1
 echo "full: $?"
-ncu --clock-control none -k regex:cells_into_dense --launch-skip 11 --launch-count 1 --set full $bin "${args[@]}" > "$out/big-full.txt" 2>&1
+ncu --clock-control none -k regex:cells_into_dense_wave --launch-skip 2 --launch-count 1 --set full $bin "${args[@]}" > "$out/big-full.txt" 2>&1
 echo "big: $?"

@@ -23,6 +23,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "cube/coded_table.hpp"
 #include "groupby/gpu/ordered_kernels.cuh"
@@ -244,6 +245,10 @@ struct DenseJob {
   std::uint32_t* out_count = nullptr;
   std::uint32_t first_selected = 0;  // its first filled cell among the wave's (compaction_counts)
 };
+
+// Copied as bytes: into page-locked memory on the host, by words into
+// shared memory in the kernel.
+static_assert(std::is_trivially_copyable_v<DenseJob>);
 
 // N: the aggregates held (at least the cells' count). A warp takes steps
 // first_warp, first_warp + warps, ... of `runs`' parent cells (bound at
