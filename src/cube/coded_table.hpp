@@ -53,7 +53,8 @@ struct Layout {
 // magic = ceil(2^64 / d), is exact for every n and d below 2^32 (Lemire,
 // Kaser and Kurz, "Faster remainder by direct computation", 2019: 64
 // fraction bits cover 32 of dividend and 32 of divisor). A GPU divides
-// 32-bit integers in about 20 instructions; this is one wide multiply.
+// 32-bit integers in about 20 instructions; this is a 64-bit high
+// multiply, a few multiply-adds.
 // d = 1 has no 64-bit magic (2^64) and is kept as 0: n itself.
 GPUOLAP_HD std::uint64_t division_magic(std::uint32_t d) { return d <= 1 ? 0 : ~std::uint64_t{0} / d + 1; }
 GPUOLAP_HD std::uint32_t divide_by_magic(std::uint32_t n, std::uint64_t magic) {

@@ -83,9 +83,6 @@ inline std::vector<SpecCase> spec_cases() {
   };
 }
 
-// A table whose keys take the sparse paths: `u` and `v` with about 300
-// scattered values each (rank-coded), so that (u, v) has some 90,000 cells,
-// more than a dense cube of 3,000 rows takes; `a` small.
 // A table "facts" of empty Int64 columns named `names`.
 inline table::Table int64_table(std::initializer_list<const char*> names) {
   table::Table t;
@@ -99,6 +96,9 @@ inline table::Table int64_table(std::initializer_list<const char*> names) {
   return t;
 }
 
+// A table whose keys take the sparse paths: `u` and `v` with about 300
+// scattered values each (rank-coded), so that (u, v) has some 90,000 cells,
+// more than a dense cube of 3,000 rows takes; `a` small.
 inline table::Table wide_table(std::size_t rows, std::uint32_t seed) {
   std::mt19937_64 rng(seed);
   table::Table t = int64_table({"u", "v", "a", "y"});

@@ -231,18 +231,20 @@ TEST(CubeGpu, KeyRangesOfOneCrowdedCellStillGiveTheCube) {
 
 // The lattice's dense sets go in waves, one launch each (coarser() in
 // cube_gpu.cu). A set whose best parent is still queued takes a computed
-// parent of at most 64 K cells instead (the small cubes above), or waits
-// for the next wave when every computed one is larger. Here the finest
-// set (p, q, r) holds about 190 K cells and (p, q) up to 160 K, so (p)
-// waits for (p, q), and () for (p); in the product (p>q, r), () takes
-// (p, r), computed and small, in the same wave as (p) and (r).
+// parent of at most 2^20 cells instead (as in the small cubes above, where
+// one wave holds every set), or waits for the next wave when every
+// computed one is larger. Here the finest set (p, q, r) holds about 1.8 M
+// of its 9 M cells and (p, q) is bounded by 1.8 M: in the rollup, (p)
+// waits for (p, q), and () for (p), three waves; in the product (p>q, r),
+// (p) waits for (p, r), and (r) and () then take (p, r), computed in the
+// wave before and small, in the second wave.
 TEST(CubeGpu, WavesOfDenseSetsOverLargeParentsEqualCpuSequential) {
   std::mt19937_64 rng(5);
   table::Table facts = test::int64_table({"p", "q", "r", "y"});
-  for (std::size_t row = 0; row < 200'000; ++row) {
-    facts.columns[0].int64s.push_back(static_cast<std::int64_t>(rng() % 400));
-    facts.columns[1].int64s.push_back(static_cast<std::int64_t>(rng() % 400));
-    facts.columns[2].int64s.push_back(static_cast<std::int64_t>(rng() % 10));
+  for (std::size_t row = 0; row < 2'000'000; ++row) {
+    facts.columns[0].int64s.push_back(static_cast<std::int64_t>(rng() % 1500));
+    facts.columns[1].int64s.push_back(static_cast<std::int64_t>(rng() % 1500));
+    facts.columns[2].int64s.push_back(static_cast<std::int64_t>(rng() % 4));
     facts.columns[3].int64s.push_back(static_cast<std::int64_t>(rng() % 2001) - 1000);
   }
   for (table::Column& c : facts.columns) c.nulls.resize(facts.row_count(), 0);

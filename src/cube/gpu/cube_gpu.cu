@@ -68,8 +68,8 @@ constexpr int kRunChunk = 16;
 // a functional dependency leaves mostly empty: (year, month,
 // product_group, product) of sales-flat has 505 K cells and 46 K filled),
 // and warps past the count return at once. A wave's dense cubes hold at
-// most kWaveCells cells together (one set's own limit, dense_fits),
-// unless one set alone holds more.
+// most kWaveCells cells together: one set's own limit (dense_fits), so
+// that a wave never takes more memory than the largest set may alone.
 constexpr std::uint64_t kWaveParentCells = std::uint64_t{1} << 20;
 constexpr std::uint64_t kWaveCells = std::uint64_t{1} << 26;
 
@@ -188,6 +188,8 @@ class CubeRunner {
   void begin(const CodedTable& coded, bool timing, bool keep_resident, StageTimes& stages, const RowSlice& slice,
              int upload_chunks) {
     ctx_.bind();
+    wave_.clear();  // a build that failed may have left jobs queued
+    wave_cells_ = wave_bound_ = 0;
     slice_ = slice;
     rows_ = slice.rows;
     timing_ = timing;
@@ -245,13 +247,15 @@ class CubeRunner {
     const cudaStream_t s = ctx_.stream();
     finest_at_ = spec.sets.size();
     const std::size_t dense_at = finest_at_ + 1;  // the dense cube a set fills before compaction
+    std::optional<std::uint32_t> known;  // the runs counted on the host, if a sorted rebuild takes them
     if (coded.sorted) {
       const std::vector<std::size_t> cuts =
           upload_pending_ ? upload_cuts(coded, /*at_run_borders=*/true) : std::vector<std::size_t>{};
       if (!upload_pending_ || cuts.size() <= 2) {
         upload_all(coded);
         clock.start("finest cells");
-        row_runs(keys_.data(), rows_, nullptr, finest_at_, counted_runs(coded));
+        known = counted_runs(coded);
+        row_runs(keys_.data(), rows_, nullptr, finest_at_, known);
       } else {
         // Chunks cut where a run starts, so that no cell spans two: each
         // chunk's runs follow the last chunk's. The runs are counted on the
@@ -302,8 +306,14 @@ class CubeRunner {
       row_runs(sorted_keys_.data(), rows_, order_.data(), finest_at_);
     }
     clock.stop();  // at the last kernel queued: the wait for the count is not the kernels'
+    // Every count the coarser sets use exists from here on: count_of() may
+    // replace the counts' buffer only while nothing queued points into it
+    // (the waves' jobs do).
     count_of(dense_at);
     sync_sizes();
+    if (known && cells_at(finest_at_).size != *known)
+      throw std::logic_error("gpu-lattice: the finest set has " + std::to_string(cells_at(finest_at_).size) +
+                             " cells, not the " + std::to_string(*known) + " runs counted on the host");
   }
 
   // With several contexts, on the first: the finest cells of every
@@ -344,8 +354,8 @@ class CubeRunner {
     GPUOLAP_CHECK_LAUNCH("set_count");
     clock_->start("merge of the contexts' finest cells");
     from_parent(coded, coded.finest.mask, all_at, total, coded.finest.mask, finest_at_);
-    sync_sizes();
     clock_->stop();
+    sync_sizes();
   }
 
   // gpu-lattice's finest cells (finest() has run) copied to the host beside
@@ -395,7 +405,9 @@ class CubeRunner {
   }
 
   // gpu-lattice's second step: each requested set, finest first, from the
-  // computed set with the fewest cells that contains it. Counts stay on
+  // computed set with the fewest cells that contains it (or, to stay in
+  // the wave being queued, from a small one already launched: flush_wave,
+  // kWaveParentCells). Counts stay on
   // the device until the end, so that the host waits once; `meanwhile`
   // runs on the host before that wait, while the kernels run.
   std::vector<CellRange> coarser(const CodedTable& coded, const CubeSpec& spec,
@@ -450,7 +462,10 @@ class CubeRunner {
         queue_dense(coded, from.mask, from.at, from.bound, mask, s);
         computed.push_back({mask, s, std::min(layout.cells, from.bound), true});
       } else {
-        launch();  // a sort waits for its parent's count
+        // A sort waits for its parent's count, and reads all of it: the
+        // best parent, now that none is queued.
+        launch();
+        from = parent_of(mask, false);
         computed.push_back({mask, s, sorted_from_parent(coded, from.mask, from.at, mask, s)});
       }
       result[s] = {s};
@@ -611,9 +626,6 @@ class CubeRunner {
     return cuts;
   }
 
-  // The runs of equal keys in each chunk of `cuts` (sorted rows, cut at run
-  // borders), counted on the host's keys in parallel; kept for the next
-  // build of the same slice and cuts.
   // The runs of the slice's sorted keys where runs_per_chunk has counted
   // them for this slice (its first build uploaded in chunks, cut where runs
   // start): a rebuild of the resident slice then allocates its finest
@@ -624,6 +636,9 @@ class CubeRunner {
     for (std::uint32_t r : chunk_runs_.runs) total += r;
     return static_cast<std::uint32_t>(total);
   }
+  // The runs of equal keys in each chunk of `cuts` (sorted rows, cut at run
+  // borders), counted on the host's keys in parallel; kept for the next
+  // build of the same slice and cuts.
   const std::vector<std::uint32_t>& runs_per_chunk(const CodedTable& coded, const std::vector<std::size_t>& cuts) {
     if (chunk_runs_.slice == slice_of(coded) && chunk_runs_.cuts == cuts) return chunk_runs_.runs;
     const std::uint64_t* keys = staged_keys();
@@ -740,7 +755,7 @@ class CubeRunner {
   // The filled cells of dense cube `dense` (cells many) into compact
   // cells_at(at), whose count stays on the device (count_of(at)).
   void compact(DeviceCells& dense, std::uint64_t cells, std::size_t at) {
-    DenseJob job;
+    DenseJob job{};
     job.out = compact_cells(at, cells);
     job.out_keys = cells_at(at).keys.data();
     job.out_count = count_of(at);
@@ -763,11 +778,16 @@ class CubeRunner {
   // buffer, and the next wave's launches with it.
   DenseJob* upload_jobs(const std::vector<DenseJob>& jobs) {
     if (jobs_used_ + jobs.size() > jobs_.size()) {
-      GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(ctx_.stream()));  // no copy reads the old places
-      const std::size_t room = std::max<std::size_t>(2 * jobs_.size(), jobs.size() + 64);
-      jobs_.reserve(room);
-      jobs_staged_.reserve(room * sizeof(DenseJob));
+      // Full: once the stream has passed every copy and kernel that reads
+      // them, the places are used again from the first (grown only for a
+      // call with more jobs than they hold).
+      GPUOLAP_CUDA_CHECK(cudaStreamSynchronize(ctx_.stream()));
       jobs_used_ = 0;
+      if (jobs.size() > jobs_.size()) {
+        const std::size_t room = std::max<std::size_t>(2 * jobs_.size(), jobs.size() + 64);
+        jobs_.reserve(room);
+        jobs_staged_.reserve(room * sizeof(DenseJob));
+      }
     }
     DenseJob* staged = static_cast<DenseJob*>(jobs_staged_.data()) + jobs_used_;
     std::copy(jobs.begin(), jobs.end(), staged);
@@ -780,10 +800,10 @@ class CubeRunner {
 
   // The filled cells of dense cubes laid end to end (`cube`, `filled`;
   // `cells` in all, at most `bound` of them filled) into the compact cells
-  // of the jobs whose cubes they are (`jobs` on the device, `count` of
+  // of the jobs whose cubes they are (`jobs` on the device, job_count of
   // them), and each job's count into its out_count.
   void compact_jobs(const DeviceAggregates& cube, const std::uint8_t* filled, std::uint64_t cells, std::uint64_t bound,
-                    DenseJob* jobs, int count) {
+                    DenseJob* jobs, int job_count) {
     const cudaStream_t s = ctx_.stream();
     selected_.reserve(1);
     index_.reserve(cells);
@@ -793,9 +813,10 @@ class CubeRunner {
                                                   static_cast<std::int64_t>(cells), s));
     GPUOLAP_CUDA_CHECK(cub::DeviceSelect::Flagged(ctx_.scratch(bytes), bytes, all, filled, index_.data(),
                                                   selected_.data(), static_cast<std::int64_t>(cells), s));
-    compaction_counts<<<grid_for(std::size_t{32} * count), kBlock, 0, s>>>(jobs, count, index_.data(), selected_.data());
+    compaction_counts<<<grid_for(std::size_t{32} * job_count), kBlock, 0, s>>>(jobs, job_count, index_.data(),
+                                                                             selected_.data());
     GPUOLAP_CHECK_LAUNCH("compaction_counts");
-    gather_wave<<<grid_for(bound), kBlock, 0, s>>>(jobs, count, index_.data(), selected_.data(), cube);
+    gather_wave<<<grid_for(bound), kBlock, 0, s>>>(jobs, job_count, index_.data(), selected_.data(), cube);
     GPUOLAP_CHECK_LAUNCH("gather_wave");
   }
 
@@ -805,7 +826,7 @@ class CubeRunner {
                    SetMask mask, std::size_t at) {
     DeviceCells& p = cells_at(from_at);
     const Layout layout = layout_of(coded, mask);
-    DenseJob job;
+    DenseJob job{};
     job.runs.parent_keys = p.keys.data();
     job.runs.parent_count = count_of(from_at);
     job.runs.parent = p.reserve(slots_, from_bound);

@@ -248,7 +248,7 @@ struct DenseJob {
 
 // Copied as bytes: into page-locked memory on the host, by words into
 // shared memory in the kernel.
-static_assert(std::is_trivially_copyable_v<DenseJob>);
+static_assert(std::is_trivially_copyable_v<DenseJob> && sizeof(DenseJob) % 4 == 0);
 
 // N: the aggregates held (at least the cells' count). A warp takes steps
 // first_warp, first_warp + warps, ... of `runs`' parent cells (bound at
