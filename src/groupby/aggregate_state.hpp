@@ -106,13 +106,27 @@ GPUOLAP_HD std::uint64_t ordered_value(const AggregateSlot& s, std::size_t row) 
   return s.type == ValueType::Double ? order_bits(double_value(s, row)) : order_bits(int_value(s, row));
 }
 
-// Adds row `row` of the slot's column to `st`.
-GPUOLAP_HD void add_row(const AggregateSlot& s, AggregateState& st, std::size_t row) {
+// Whether the slot reads its column's values (COUNT reads only its NULLs).
+GPUOLAP_HD bool reads_values(const AggregateSlot& s) {
+  return s.kind == AggregateKind::Sum || s.kind == AggregateKind::Avg || s.kind == AggregateKind::Min ||
+         s.kind == AggregateKind::Max;
+}
+
+// The 64-bit word a value enters a state as: a double's bits, an integer
+// sign-extended.
+GPUOLAP_HD std::uint64_t value_word(const AggregateSlot& s, std::size_t row) {
+  return s.type == ValueType::Double ? double_bits(double_value(s, row))
+                                     : static_cast<std::uint64_t>(int_value(s, row));
+}
+
+// Adds a row to `st` given its value's word (value_word; ignored where
+// the slot reads no values) and whether the value is NULL.
+GPUOLAP_HD void add_word(const AggregateSlot& s, AggregateState& st, std::uint64_t word, bool null) {
   if (s.kind == AggregateKind::CountStar) {
     ++st.bits;
     return;
   }
-  if (s.nulls && s.nulls[row]) return;
+  if (null) return;
   ++st.count;
   switch (s.kind) {
     case AggregateKind::Count:
@@ -120,22 +134,29 @@ GPUOLAP_HD void add_row(const AggregateSlot& s, AggregateState& st, std::size_t 
       break;
     case AggregateKind::Sum:
     case AggregateKind::Avg:
-      if (s.type == ValueType::Double) st.bits = double_bits(bits_double(st.bits) + double_value(s, row));
-      else add128(st, int_value(s, row));
+      if (s.type == ValueType::Double) st.bits = double_bits(bits_double(st.bits) + bits_double(word));
+      else add128(st, static_cast<std::int64_t>(word));
       break;
-    case AggregateKind::Min: {
-      const std::uint64_t o = ordered_value(s, row);
-      if (o < st.bits) st.bits = o;
-      break;
-    }
+    case AggregateKind::Min:
     case AggregateKind::Max: {
-      const std::uint64_t o = ordered_value(s, row);
-      if (o > st.bits) st.bits = o;
+      const std::uint64_t o =
+          s.type == ValueType::Double ? order_bits(bits_double(word)) : order_bits(static_cast<std::int64_t>(word));
+      if (s.kind == AggregateKind::Min ? o < st.bits : o > st.bits) st.bits = o;
       break;
     }
     default:
       break;
   }
+}
+
+// Adds row `row` of the slot's column to `st`.
+GPUOLAP_HD void add_row(const AggregateSlot& s, AggregateState& st, std::size_t row) {
+  if (s.kind == AggregateKind::CountStar) {
+    ++st.bits;
+    return;
+  }
+  const bool null = s.nulls && s.nulls[row];
+  add_word(s, st, !null && reads_values(s) ? value_word(s, row) : 0, null);
 }
 
 // Merges state `b` into `a` (b's rows come after a's).

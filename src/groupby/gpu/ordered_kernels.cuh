@@ -91,42 +91,45 @@ __device__ __forceinline__ void store_group(const DeviceAggregates& A, std::uint
     }
 }
 
+// Adds state `s` of aggregate a into group g's slot atomically.
+__device__ __forceinline__ void atomic_merge_slot(const DeviceAggregates& A, int a, std::uint32_t g,
+                                                  const AggregateState& s) {
+  using ull = unsigned long long;
+  const AggregateSlot& slot = A.slot[a];
+  ull* bits = reinterpret_cast<ull*>(A.bits[a] + g);
+  switch (slot.kind) {
+    case AggregateKind::CountStar:
+    case AggregateKind::Count:
+      atomicAdd(bits, static_cast<ull>(s.bits));
+      break;
+    case AggregateKind::Sum:
+    case AggregateKind::Avg:
+      if (slot.type == ValueType::Double) {
+        atomicAdd(reinterpret_cast<double*>(bits), bits_double(s.bits));
+      } else {
+        // 128 bits as two words: the carry out of the low word goes to the
+        // high one. Exact in any order of the atomics.
+        const ull old = atomicAdd(bits, static_cast<ull>(s.bits));
+        const ull carry = old + s.bits < old ? 1 : 0;
+        atomicAdd(reinterpret_cast<ull*>(A.high[a] + g), static_cast<ull>(s.high) + carry);
+      }
+      break;
+    case AggregateKind::Min:
+      atomicMin(bits, static_cast<ull>(s.bits));
+      break;
+    case AggregateKind::Max:
+      atomicMax(bits, static_cast<ull>(s.bits));
+      break;
+  }
+  if (A.counts[a]) atomicAdd(reinterpret_cast<ull*>(A.counts[a] + g), static_cast<ull>(s.count));
+}
+
 // Adds a state into group g's slots atomically.
 template <int N>
 __device__ __forceinline__ void atomic_merge(const DeviceAggregates& A, std::uint32_t g, const States<N>& st) {
-  using ull = unsigned long long;
 #pragma unroll
-  for (int a = 0; a < N; ++a) {
-    if (a >= A.count) continue;
-    const AggregateSlot& slot = A.slot[a];
-    const AggregateState& s = st.s[a];
-    ull* bits = reinterpret_cast<ull*>(A.bits[a] + g);
-    switch (slot.kind) {
-      case AggregateKind::CountStar:
-      case AggregateKind::Count:
-        atomicAdd(bits, static_cast<ull>(s.bits));
-        break;
-      case AggregateKind::Sum:
-      case AggregateKind::Avg:
-        if (slot.type == ValueType::Double) {
-          atomicAdd(reinterpret_cast<double*>(bits), bits_double(s.bits));
-        } else {
-          // 128 bits as two words: the carry out of the low word goes to the
-          // high one. Exact in any order of the atomics.
-          const ull old = atomicAdd(bits, static_cast<ull>(s.bits));
-          const ull carry = old + s.bits < old ? 1 : 0;
-          atomicAdd(reinterpret_cast<ull*>(A.high[a] + g), static_cast<ull>(s.high) + carry);
-        }
-        break;
-      case AggregateKind::Min:
-        atomicMin(bits, static_cast<ull>(s.bits));
-        break;
-      case AggregateKind::Max:
-        atomicMax(bits, static_cast<ull>(s.bits));
-        break;
-    }
-    if (A.counts[a]) atomicAdd(reinterpret_cast<ull*>(A.counts[a] + g), static_cast<ull>(s.count));
-  }
+  for (int a = 0; a < N; ++a)
+    if (a < A.count) atomic_merge_slot(A, a, g, st.s[a]);
 }
 
 __device__ __forceinline__ void write_keys(const KeySlots& keys, const DeviceGroupKeys& out, std::uint32_t g,
