@@ -212,6 +212,23 @@ GpuSplit parse_split(std::string_view name) {
   throw InputError(fmt::format("unknown split of the rows over GPUs '{}' (valid: auto, rows, keys)", name));
 }
 
+namespace {
+constexpr std::pair<SortedRuns, std::string_view> kSortedRunsNames[] = {{SortedRuns::Cub, "cub"},
+                                                                        {SortedRuns::OnePass, "one-pass"}};
+}  // namespace
+
+std::string_view sorted_runs_name(SortedRuns r) {
+  for (const auto& [value, name] : kSortedRunsNames)
+    if (value == r) return name;
+  return "?";
+}
+
+SortedRuns parse_sorted_runs(std::string_view name) {
+  for (const auto& [value, known] : kSortedRunsNames)
+    if (known == name) return value;
+  throw InputError(fmt::format("unknown reduction of sorted runs '{}' (valid: cub, one-pass)", name));
+}
+
 SetMask union_of(const CubeSpec& spec) {
   SetMask all = 0;
   for (SetMask s : spec.sets) all |= s;

@@ -97,6 +97,18 @@ std::string_view split_name(GpuSplit s);
 // The inverse of split_name ("auto", "rows", "keys"); else an InputError.
 GpuSplit parse_split(std::string_view name);
 
+// How gpu-lattice and gpu-expand reduce rows sorted by key into their runs.
+// CUB's is the default: the one-pass kernel, hand-written to read the rows
+// once, measured slower (H200, 25 M sorted rows of sales-flat: 542 us
+// against CUB's 256; bench/results/h200-cube-sorted-runs-2026-11-29.md).
+enum class SortedRuns : std::uint8_t {
+  Cub,      // CUB: unique-by-key for the runs' starts, then a reduce-by-key per word of each state
+  OnePass,  // one kernel reads the rows once (groupby/gpu/sorted_runs_one_pass.cuh)
+};
+std::string_view sorted_runs_name(SortedRuns r);
+// The inverse of sorted_runs_name ("one-pass", "cub"); else an InputError.
+SortedRuns parse_sorted_runs(std::string_view name);
+
 struct BuildOptions {
   std::optional<Algorithm> algorithm;  // empty: auto
   int threads = 0;                     // cpu-partitioned's threads; 0: all
@@ -117,6 +129,7 @@ struct BuildOptions {
   int upload_chunks = 0;
   // How several contexts (`devices`) share the rows; one context takes them all.
   GpuSplit gpu_split = GpuSplit::Auto;
+  SortedRuns sorted_runs = SortedRuns::Cub;
 };
 
 // The result: one row per non-empty intersection of every set, sets in the

@@ -524,6 +524,11 @@ TEST_F(Cli, CubeBuildAnswersAsGroupingSetsAndRefusesBadInput) {
                      {"unknown split of the rows over GPUs 'halves'", "auto, rows, keys"});
   expect_input_error("cube build" + db + "--table s --dims 'y' --measure 'count(*)' --gpu-split keys",
                      {"--gpu-split keys", "--gpus names none"});
+  expect_input_error("cube build" + db + "--table s --dims 'y' --measure 'count(*)' --sorted-runs fast",
+                     {"unknown reduction of sorted runs 'fast'", "cub, one-pass"});
+  expect_input_error(
+      "cube build" + db + "--table s --dims 'y' --measure 'count(*)' --algorithm gpu-naive --sorted-runs one-pass",
+      {"--sorted-runs one-pass", "gpu-naive reduces no sorted runs"});
   // A bad --gpus is refused while the command line is parsed (exit 2).
   const Outcome bad_gpus = run("cube build" + db + "--table s --dims 'y' --measure 'count(*)' --gpus 0,x");
   EXPECT_EQ(bad_gpus.status, 2);

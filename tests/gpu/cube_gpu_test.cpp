@@ -262,6 +262,52 @@ TEST(CubeGpu, WavesOfDenseSetsOverLargeParentsEqualCpuSequential) {
   }
 }
 
+// The two reductions of sorted rows into runs (BuildOptions::sorted_runs)
+// over runs of about a chosen length: inside a lane's 16 rows, across
+// lanes, warps (512 rows) and tiles (4,096), one run of every row; tables
+// whose length is no multiple of these. gpu-lattice reduces the sorted
+// rows (run 1 uploads them in chunks, run 2 finds them resident and takes
+// the runs counted on the host), gpu-expand its sorted virtual rows
+// (through an order, the runs counted on the GPU). The x values are
+// multiples of 1/8, so their sums are exact in any order.
+TEST(CubeGpu, SortedRunsOnePassAndCubEqualCpuSequential) {
+  std::mt19937_64 rng(11);
+  for (std::size_t rows : {1, 17, 4097, 100'003, 1'000'000})
+    for (std::uint64_t run_length : {1, 3, 16, 33, 600, 5000, 2'000'000}) {
+      if (rows == 1'000'000 && run_length < 16) continue;  // the smaller tables have these
+      table::Table facts = test::int64_table({"p", "q", "y"});
+      table::Column x;
+      x.name = "x";
+      x.type = table::ColumnType::Double;
+      std::int64_t p = 0;
+      for (std::size_t row = 0; row < rows; ++row) {
+        if (row > 0 && rng() % run_length == 0) ++p;  // a new run, on average every run_length rows
+        facts.columns[0].int64s.push_back(p);
+        facts.columns[1].int64s.push_back(p % 7);
+        facts.columns[2].int64s.push_back(static_cast<std::int64_t>(rng() % 2'000'001) - 1'000'000 +
+                                          (rng() % 2 ? std::int64_t{1} << 40 : 0));
+        x.doubles.push_back(static_cast<double>(static_cast<std::int64_t>(rng() % 20001) - 10000) / 8.0);
+        x.nulls.push_back(rng() % 10 == 0);
+      }
+      facts.columns.push_back(std::move(x));
+      for (table::Column& c : facts.columns) c.nulls.resize(rows, 0);
+      CubeSpec spec = parse_dims("p, q");
+      parse_measures("count(*), sum(y), min(y), max(y), avg(x), count(x), sum(x)", spec, facts);
+      const PreparedCube prepared(facts, spec);
+      const CubeResult want = prepared.build(with(Algorithm::CpuSequential));
+      for (SortedRuns way : {SortedRuns::OnePass, SortedRuns::Cub})
+        for (Algorithm a : {Algorithm::GpuLattice, Algorithm::GpuExpand})
+          for (int run = 0; run < 2; ++run) {
+            BuildOptions o = with(a);
+            o.sorted_runs = way;
+            o.upload_chunks = 5;
+            EXPECT_EQ(compare_results(want.table, prepared.build(o).table), "")
+                << algorithm_name(a) << ", " << sorted_runs_name(way) << ", " << rows << " rows in runs of about "
+                << run_length << ", run " << run + 1;
+          }
+    }
+}
+
 TEST(CubeGpu, TwoTablesBuiltInTurnEachUseTheirOwnRows) {
   const table::Table one = test::random_table(5000, 1), two = test::random_table(7000, 2);
   const test::SpecCase c = test::spec_cases().front();

@@ -45,6 +45,7 @@
 #include "gpuolap/error.hpp"
 #include "gpuolap/huge_pages.hpp"
 #include "groupby/gpu/slot_reduce_by_key.cuh"
+#include "groupby/gpu/sorted_runs_one_pass.cuh"
 
 namespace gpuolap::cube {
 namespace gpu {
@@ -185,22 +186,22 @@ class CubeRunner {
   // uploaded unless it is resident, the stage clock on. The upload itself
   // waits for the build's first step (upload_all(), or with_upload() in
   // `upload_chunks` chunks; 0: chunks of about 32 MB).
-  void begin(const CodedTable& coded, bool timing, bool keep_resident, StageTimes& stages, const RowSlice& slice,
-             int upload_chunks) {
+  void begin(const CodedTable& coded, const BuildOptions& options, StageTimes& stages, const RowSlice& slice) {
     ctx_.bind();
     wave_.clear();  // a build that failed may have left jobs queued
     wave_cells_ = wave_bound_ = 0;
     slice_ = slice;
     rows_ = slice.rows;
-    timing_ = timing;
+    timing_ = options.timing;
     clock_.reset();
     side_clock_.reset();
-    clock_.emplace(ctx_.stream(), ctx_.events(), timing);
-    keep_resident_ = keep_resident;
-    upload_chunks_ = upload_chunks;
-    upload_pending_ = resident_ != slice_of(coded) || !keep_resident;
+    clock_.emplace(ctx_.stream(), ctx_.events(), timing_);
+    keep_resident_ = options.keep_resident;
+    upload_chunks_ = options.upload_chunks;
+    sorted_runs_ = options.sorted_runs;
+    upload_pending_ = resident_ != slice_of(coded) || !keep_resident_;
     if (upload_pending_) {
-      stage(coded, stages, timing);
+      stage(coded, stages, timing_);
       resident_ = Slice{};  // its buffers are about to be overwritten
       reserve_columns(coded);
     }
@@ -926,20 +927,32 @@ class CubeRunner {
   }
 
   // The runs of rows sorted by key (`sorted_keys`, n; the rows' values
-  // through `rows`, at order[i] or, with no order, i), reduced through CUB
-  // (slot_reduce_by_key.cuh): the runs' starts first, their number r read
-  // on the host (or `known`, counted there already: no wait), then place(r) gives where their states and keys go (a
-  // pair: DeviceAggregates, key array), and a reduce-by-key per word of
-  // each aggregate's state fills them. `count`: a device word the calls
-  // use (it ends holding r). Returns r. This replaced the scan of run ids
-  // and aggregate_run_chunks (a thread per chunk of 16 sorted positions,
-  // so a warp's loads 16 positions apart) for the rows: 104 + 503 us for
-  // the 25 M sorted rows of the sales-flat cube on an H200, against 260
-  // (ncu, 2026-11-28).
+  // through `rows`, at order[i] or, with no order, i): their number r
+  // (`known`, counted on the host already, or counted here: the host
+  // waits), then place(r) gives where their states and keys go (a pair:
+  // DeviceAggregates, key array), and the runs are reduced into them.
+  // `count`: a device word the calls use (it ends holding r). Returns r.
+  // Two ways (BuildOptions::sorted_runs):
+  //   cub       slot_reduce_by_key.cuh: CUB's unique-by-key finds the runs'
+  //             starts (and r), then a reduce-by-key per word of each state
+  //             (the default: 256 us for the 25 M sorted rows of sales-flat
+  //             on an H200);
+  //   one-pass  groupby/gpu/sorted_runs_one_pass.cuh: the rows read once,
+  //             yet slower (542 us there).
+  // The CUB path replaced the scan of run ids and aggregate_run_chunks (a
+  // thread per chunk of 16 sorted positions, so a warp's loads 16
+  // positions apart): 104 + 503 us for the 25 M sorted rows of the
+  // sales-flat cube on an H200, against 260 (ncu, 2026-11-28).
   template <class Place>
   std::uint32_t reduce_runs(const std::uint64_t* sorted_keys, std::size_t n, const DeviceAggregates& rows,
                             const std::uint32_t* order, std::uint32_t* count, std::optional<std::uint32_t> known,
                             Place place) {
+    if (sorted_runs_ == SortedRuns::OnePass) {
+      const std::uint32_t r = known ? *known : groupby::gpu::count_runs(ctx_, sorted_keys, n, count);
+      const auto [to, out_keys] = place(r);
+      groupby::gpu::reduce_runs_one_pass(ctx_, sorted_keys, n, order, rows, to, out_keys, count);
+      return r;
+    }
     const cudaStream_t s = ctx_.stream();
     std::uint32_t r = 0;
     run_ids_.reserve(std::max<std::size_t>(n, 1));  // the runs' starts
@@ -1256,6 +1269,7 @@ class CubeRunner {
   bool upload_pending_ = false;  // begin() staged the slice; its copy waits for the first step
   bool keep_resident_ = true;
   int upload_chunks_ = 0;  // BuildOptions::upload_chunks
+  SortedRuns sorted_runs_ = SortedRuns::Cub;  // BuildOptions::sorted_runs
   struct ChunkRuns {
     Slice slice;
     std::vector<std::size_t> cuts;
@@ -1472,7 +1486,7 @@ std::vector<SetCells> build_gpu(const CodedTable& coded, const CubeSpec& spec, A
     each([&](std::size_t i) {
       bool arrived = false;
       try {
-        mine[i]->begin(coded, options.timing, options.keep_resident, part_stages[i], slice_of(i), options.upload_chunks);
+        mine[i]->begin(coded, options, part_stages[i], slice_of(i));
         if (lattice)
           mine[i]->finest(coded, spec);
         else
@@ -1521,7 +1535,7 @@ std::vector<SetCells> build_gpu(const CodedTable& coded, const CubeSpec& spec, A
     }
   } else {
     each([&](std::size_t i) {
-      mine[i]->begin(coded, options.timing, options.keep_resident, part_stages[i], slice_of(i), options.upload_chunks);
+      mine[i]->begin(coded, options, part_stages[i], slice_of(i));
       if (merge_on_device) {
         mine[i]->finest(coded, spec);
       } else {
