@@ -6,6 +6,8 @@
 # the last printed), then Nsight Compute's duration of every kernel of a
 # 2-build run (the second build is the resident one), printed in order.
 #   cube_kernels.sh [ALGORITHM]   (default gpu-lattice)
+# CUBE_ARGS: more `cube build` options (e.g. --sorted-runs cub); TABLES:
+# which of sales_sorted and sales (default both).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 out="${OUT:-/tmp/gpuolap-out}"
@@ -26,16 +28,17 @@ if [ ! -f "$db/sales_sorted.table" ]; then
 fi
 dims="year>month>day, product_group>product"
 measure="sum(amount),count(*)"
-for table in sales_sorted sales; do
-  echo "== $table: $algorithm, resident, ${REPEAT:-10} builds"
+tables="${TABLES:-sales_sorted sales}"
+for table in $tables; do
+  echo "== $table: $algorithm ${CUBE_ARGS:-}, resident, ${REPEAT:-10} builds"
   (cd /tmp && "$OLDPWD/$bin" cube build --db "$db" --table "$table" --dims "$dims" --measure "$measure" \
-    --algorithm "$algorithm" --repeat "${REPEAT:-10}" --timing --out cube_out 2>&1 | tail -25)
+    --algorithm "$algorithm" ${CUBE_ARGS:-} --repeat "${REPEAT:-10}" --timing --out cube_out 2>&1 | tail -25)
 done
 if command -v ncu >/dev/null && [ "${NCU:-1}" = 1 ]; then
-  for table in sales_sorted sales; do
+  for table in $tables; do
     (cd /tmp && ncu --clock-control none --metrics gpu__time_duration.sum --csv --print-units base \
       "$OLDPWD/$bin" cube build --db "$db" --table "$table" --dims "$dims" --measure "$measure" \
-      --algorithm "$algorithm" --repeat 2 --out cube_out) > "$out/ncu-$table.csv" 2> "$out/ncu-$table.err"
+      --algorithm "$algorithm" ${CUBE_ARGS:-} --repeat 2 --out cube_out) > "$out/ncu-$table.csv" 2> "$out/ncu-$table.err"
     echo "ncu $table: exit $?"
     python3 - "$out/ncu-$table.csv" > "$out/kernels-$table.txt" <<'PY'
 import csv, sys

@@ -31,12 +31,5 @@ for round in $(seq 1 "${ROUNDS:-2}"); do
   done
 done
 echo "stages done at $((SECONDS - S)) s"
-left=$((540 - (SECONDS - S)))
-if [ "$left" -gt 60 ] && ls .whl/*.whl > /dev/null 2>&1; then
-  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site .whl/*.whl
-  PYTHONPATH=/tmp/site timeout "$left" python3 tests/cube/cube_vs_duckdb.py --gpuolap build-gpu/src/gpuolap \
-    --work /tmp/cube-vs-duckdb --seed 7 --tables 2 --cubes 8 --algorithms gpu-naive,gpu-sorted,gpu-lattice,gpu-expand \
-    > "$out/cube-vs-duckdb.log" 2>&1
-  echo "GPU cubes against DuckDB: exit $? at $((SECONDS - S)) s"
-  tail -4 "$out/cube-vs-duckdb.log"
-fi
+bash scripts/device/cube_duckdb_check.sh $((540 - (SECONDS - S)))
+echo "done at $((SECONDS - S)) s"
