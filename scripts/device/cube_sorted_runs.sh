@@ -32,7 +32,7 @@ for way in ${NCU_WAYS:-one-pass cub}; do
   OUT="$out/ncu-$way" BUILD=0 REPEAT=2 TABLES=sales_sorted CUBE_ARGS="--sorted-runs $way" timeout 120 \
     bash scripts/device/cube_kernels.sh > "$out/ncu-$way/log.txt" 2>&1
   echo "ncu $way: exit $? at $((SECONDS - S)) s"
-  grep -E "reduce_sorted_runs|merge_warp_heads|UniqueByKey|ReduceByKey|runs_from_starts|kernels, " \
+  grep -E "mark_sorted_runs|reduce_runs_of_slot|merge_warp_heads|UniqueByKey|ReduceByKey|runs_from_starts|kernels, " \
     "$out/ncu-$way/kernels-sales_sorted.txt" | tail -12
 done
 bash scripts/device/cube_duckdb_check.sh $((${DEADLINE:-560} - (SECONDS - S)))

@@ -168,7 +168,7 @@ struct CubeBuildOptions {
   int repeat = 1;
   int upload_chunks = 0;
   std::string gpu_split = "auto";  // with several GPUs: auto, rows or keys
-  std::string sorted_runs = "cub";  // how the GPU reduces sorted rows' runs: cub or one-pass
+  std::string sorted_runs;  // how the GPU reduces sorted rows' runs: cub or one-pass (empty: BuildOptions' default)
   bool timing = false, selfcheck = false, not_resident = false;
 };
 int run_cube_build(const CubeBuildOptions& o);

@@ -114,11 +114,13 @@ int run_cube_build(const CubeBuildOptions& o) {
   if (options.gpu_split != cube::GpuSplit::Auto && options.devices.size() < 2 && !o.selfcheck)
     throw InputError(fmt::format("--gpu-split {}: it cuts the rows over several GPUs, and --gpus names {}", o.gpu_split,
                                  options.devices.empty() ? "none" : "one"));
-  options.sorted_runs = cube::parse_sorted_runs(o.sorted_runs);
-  if (options.sorted_runs != cube::SortedRuns::Cub && options.algorithm && !o.selfcheck &&
-      *options.algorithm != cube::Algorithm::GpuLattice && *options.algorithm != cube::Algorithm::GpuExpand)
-    throw InputError(fmt::format("--sorted-runs {}: {} reduces no sorted runs (gpu-lattice and gpu-expand do)",
-                                 o.sorted_runs, cube::algorithm_name(*options.algorithm)));
+  if (!o.sorted_runs.empty()) {
+    options.sorted_runs = cube::parse_sorted_runs(o.sorted_runs);
+    if (options.algorithm && !o.selfcheck && *options.algorithm != cube::Algorithm::GpuLattice &&
+        *options.algorithm != cube::Algorithm::GpuExpand)
+      throw InputError(fmt::format("--sorted-runs {}: {} reduces no sorted runs (gpu-lattice and gpu-expand do)",
+                                   o.sorted_runs, cube::algorithm_name(*options.algorithm)));
+  }
   if (o.selfcheck) return selfcheck(prepared, options);
 
   // Run 1 finds the table on the host (a GPU algorithm uploads it); later

@@ -451,10 +451,9 @@ int main(int argc, char** argv) {
                  "GPU: no finest cell is merged), or auto (keys where the ranges hold about equal rows)")
       ->capture_default_str();
   cb->add_option("--sorted-runs", cube_build.sorted_runs,
-                 "How gpu-lattice and gpu-expand reduce rows sorted by key into their runs: cub (CUB's unique-by-key, "
-                 "then a reduce-by-key per word of each state) or one-pass (one hand-written kernel reads the rows "
-                 "once; measured slower)")
-      ->capture_default_str();
+                 "How gpu-lattice and gpu-expand reduce rows sorted by key into their runs: one-pass (the default: "
+                 "hand-written kernels read the keys once, then each aggregate's values once) or cub (CUB's "
+                 "unique-by-key, then a reduce-by-key per word of each state)");
   cb->add_flag("--timing", cube_build.timing, "Print the algorithm, why, and each stage's time on stderr");
   cb->add_flag("--selfcheck", cube_build.selfcheck, "Build with every algorithm and compare each with cpu-sequential");
   auto* htree = app.add_subcommand("htree", "H-tree partial cubes of a table, fed by batches (README, \"H-trees\")");

@@ -98,12 +98,14 @@ std::string_view split_name(GpuSplit s);
 GpuSplit parse_split(std::string_view name);
 
 // How gpu-lattice and gpu-expand reduce rows sorted by key into their runs.
-// CUB's is the default: the one-pass kernel, hand-written to read the rows
-// once, measured slower (H200, 25 M sorted rows of sales-flat: 542 us
-// against CUB's 256; bench/results/h200-cube-sorted-runs-2026-11-29.md).
+// The hand-written kernels, which read the keys once and each aggregate's
+// values once, are the default: CUB's unique-by-key and reduce-by-key per
+// state word took 256 us of kernels for the 25 M sorted rows of sales-flat
+// on an H200, the one-pass kernels 189 us before COUNT(*) joined the
+// marking pass (bench/results/h200-cube-sorted-runs-2026-11-29.md).
 enum class SortedRuns : std::uint8_t {
   Cub,      // CUB: unique-by-key for the runs' starts, then a reduce-by-key per word of each state
-  OnePass,  // one kernel reads the rows once (groupby/gpu/sorted_runs_one_pass.cuh)
+  OnePass,  // keys read once, then each aggregate's values (groupby/gpu/sorted_runs_one_pass.cuh)
 };
 std::string_view sorted_runs_name(SortedRuns r);
 // The inverse of sorted_runs_name ("one-pass", "cub"); else an InputError.
@@ -129,7 +131,7 @@ struct BuildOptions {
   int upload_chunks = 0;
   // How several contexts (`devices`) share the rows; one context takes them all.
   GpuSplit gpu_split = GpuSplit::Auto;
-  SortedRuns sorted_runs = SortedRuns::Cub;
+  SortedRuns sorted_runs = SortedRuns::OnePass;
 };
 
 // The result: one row per non-empty intersection of every set, sets in the

@@ -529,6 +529,9 @@ TEST_F(Cli, CubeBuildAnswersAsGroupingSetsAndRefusesBadInput) {
   expect_input_error(
       "cube build" + db + "--table s --dims 'y' --measure 'count(*)' --algorithm gpu-naive --sorted-runs one-pass",
       {"--sorted-runs one-pass", "gpu-naive reduces no sorted runs"});
+  expect_input_error(
+      "cube build" + db + "--table s --dims 'y' --measure 'count(*)' --algorithm cpu-sequential --sorted-runs cub",
+      {"--sorted-runs cub", "cpu-sequential reduces no sorted runs"});
   // A bad --gpus is refused while the command line is parsed (exit 2).
   const Outcome bad_gpus = run("cube build" + db + "--table s --dims 'y' --measure 'count(*)' --gpus 0,x");
   EXPECT_EQ(bad_gpus.status, 2);
