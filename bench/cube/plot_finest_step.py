@@ -2,9 +2,12 @@
 """The lattice's finest step over sorted rows, kernel by kernel, for several
 forms of it: a stacked bar per kernel list (scripts/device/cube_kernels.sh's
 kernels-*.txt, Nsight Compute's durations). The finest step is the first
-build's kernels before its first init_cells (where the coarser sets begin).
+build's kernels before its first init_cells (where the coarser sets begin),
+or, with kernels.txt@ID, the kernels from the one numbered ID (the second,
+resident build's first, where the first build uploaded in chunks) to the
+next init_cells.
 
-  plot_finest_step.py OUT.png LABEL=kernels.txt [LABEL=kernels.txt ...]
+  plot_finest_step.py OUT.png LABEL=kernels.txt[@ID] [LABEL=kernels.txt[@ID] ...]
 """
 import re
 import sys
@@ -15,14 +18,14 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 
-def finest_kernels(path):
+def finest_kernels(path, first_id=None):
     """(short name, us) of the finest step's kernels in one list."""
     out = []
     for line in open(path):
-        m = re.match(r"\s*\d+\s+([\d.]+) us\s+(.*)", line)
-        if not m:
+        m = re.match(r"\s*(\d+)\s+([\d.]+) us\s+(.*)", line)
+        if not m or (first_id is not None and int(m.group(1)) < first_id):
             continue
-        us, name = float(m.group(1)), m.group(2)
+        us, name = float(m.group(2)), m.group(3)
         if "init_cells" in name:
             break
         short = re.sub(r"^void ", "", name)
@@ -39,8 +42,9 @@ def main():
     palette = plt.get_cmap("tab20").colors
     for row, spec in enumerate(specs):
         label, path = spec.split("=", 1)
+        path, _, first_id = path.partition("@")
         left = 0.0
-        for name, us in finest_kernels(path):
+        for name, us in finest_kernels(path, int(first_id) if first_id else None):
             if name not in colors:
                 colors[name] = palette[len(colors) % len(palette)]
             ax.barh(row, us, left=left, color=colors[name], edgecolor="white",
