@@ -6,6 +6,7 @@
 #include <tbb/parallel_sort.h>
 
 #include <algorithm>
+#include <cstring>
 #include <limits>
 #include <span>
 #include <string>
@@ -43,34 +44,69 @@ tbb::enumerable_thread_specific<Local> accumulate_pages(const FactTable& facts, 
 }
 
 // values[begin, end) added to `sum` in carry-save form, and counted
-// (NaN: no value, added as 0, which changes no limb). Four sums in locals
-// of their own and the grid's constants copied in, so that the limbs stay
-// in registers: with the sums in an array indexed by lane, each value's
-// limbs went through memory (a load, an add and a store each).
-void add_values(std::span<const double> values, size_t begin, size_t end, const SumGrid& sum_grid, CarrySave& sum,
-                uint64_t& count) {
-  const SumGrid grid = sum_grid;
-  CarrySave s0, s1, s2, s3;
-  uint64_t present = 0;
-  const auto term = [&](size_t i) {
-    const double v = values[i];
-    const bool has = has_value(v);
-    present += has;
-    return has ? v : 0.0;
-  };
+// (NaN: no value, added as 0, which changes no limb). Four values at a time
+// in vector registers (GCC's and Clang's vector extensions): CarrySave::add's
+// double additions and the limbs' integer additions, lane by lane, are the
+// same operations, so the limbs are the same integers. Compiled twice, for
+// AVX2 (one 256-bit register a vector) and for the baseline x86-64 (SSE2
+// pairs), and chosen at run time: on the 2-core VM (one core, 2 M values)
+// the scalar form with four CarrySave sums took 4.7-9.6 ms built for the
+// baseline (the build's own flags), the vector form built for AVX2
+// 0.9-2.0 ms, with the VM's other core busy.
+using Doubles4 = double __attribute__((vector_size(32)));
+using Ints4 = long long __attribute__((vector_size(32)));
+
+[[gnu::always_inline]] inline void add_values_in_vectors(const double* values, size_t begin, size_t end,
+                                                         const SumGrid& grid, CarrySave& sum, uint64_t& count) {
+  const double g = grid.scale, c0 = grid.limb_round[0], c1 = grid.limb_round[1], c2 = grid.limb_round[2];
+  const Doubles4 scale = {g, g, g, g}, round0 = {c0, c0, c0, c0}, round1 = {c1, c1, c1, c1},
+                 round2 = {c2, c2, c2, c2};
+  const Ints4 base0 = __builtin_bit_cast(Ints4, round0), base1 = __builtin_bit_cast(Ints4, round1),
+              base2 = __builtin_bit_cast(Ints4, round2);
+  Ints4 l0 = {}, l1 = {}, l2 = {}, present = {};
   size_t i = begin;
   for (; i + 4 <= end; i += 4) {
-    s0.add(term(i), grid);
-    s1.add(term(i + 1), grid);
-    s2.add(term(i + 2), grid);
-    s3.add(term(i + 3), grid);
+    Doubles4 v;
+    std::memcpy(&v, values + i, sizeof v);
+    const Ints4 has = v == v;  // all ones where v is not NaN
+    present -= has;
+    const Doubles4 y = __builtin_bit_cast(Doubles4, __builtin_bit_cast(Ints4, v) & has) * scale;  // NaN: +0.0
+    // CarrySave::add, four lanes at once.
+    const Doubles4 t2 = y + round2;
+    const Doubles4 r1 = y - (t2 - round2);
+    const Doubles4 t1 = r1 + round1;
+    const Doubles4 r0 = r1 - (t1 - round1);
+    const Doubles4 t0 = r0 + round0;
+    l2 += __builtin_bit_cast(Ints4, t2) - base2;
+    l1 += __builtin_bit_cast(Ints4, t1) - base1;
+    l0 += __builtin_bit_cast(Ints4, t0) - base0;
   }
-  for (; i != end; ++i) s0.add(term(i), grid);
-  s0.merge(s1);
-  s0.merge(s2);
-  s0.merge(s3);
-  sum.merge(s0);
-  count += present;
+  CarrySave lanes = CarrySave::from_limbs(l0[0] + l0[1] + l0[2] + l0[3], l1[0] + l1[1] + l1[2] + l1[3],
+                                          l2[0] + l2[1] + l2[2] + l2[3]);
+  uint64_t counted = static_cast<uint64_t>(present[0] + present[1] + present[2] + present[3]);
+  for (; i != end; ++i)
+    if (has_value(values[i])) {
+      lanes.add(values[i], grid);
+      ++counted;
+    }
+  sum.merge(lanes);
+  count += counted;
+}
+
+[[gnu::target("avx2")]] void add_values_avx2(const double* values, size_t begin, size_t end, const SumGrid& grid,
+                                             CarrySave& sum, uint64_t& count) {
+  add_values_in_vectors(values, begin, end, grid, sum, count);
+}
+
+void add_values_baseline(const double* values, size_t begin, size_t end, const SumGrid& grid, CarrySave& sum,
+                         uint64_t& count) {
+  add_values_in_vectors(values, begin, end, grid, sum, count);
+}
+
+void add_values(std::span<const double> values, size_t begin, size_t end, const SumGrid& grid, CarrySave& sum,
+                uint64_t& count) {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  (avx2 ? add_values_avx2 : add_values_baseline)(values.data(), begin, end, grid, sum, count);
 }
 
 // One target (B1, M1): its aggregate is a reduction over the relevant
