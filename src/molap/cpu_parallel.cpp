@@ -6,6 +6,8 @@
 #include <tbb/parallel_sort.h>
 
 #include <algorithm>
+#include <bit>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <span>
@@ -43,34 +45,60 @@ tbb::enumerable_thread_specific<Local> accumulate_pages(const FactTable& facts, 
   return locals;
 }
 
-// values[begin, end) added to `sum` in carry-save form, and counted
-// (NaN: no value, added as 0, which changes no limb). Four values at a time
-// in vector registers (GCC's and Clang's vector extensions): CarrySave::add's
-// double additions and the limbs' integer additions, lane by lane, are the
-// same operations, so the limbs are the same integers. Compiled twice, for
-// AVX2 (one 256-bit register a vector) and for the baseline x86-64 (SSE2
-// pairs), and chosen at run time: on the 2-core VM (one core, 2 M values)
-// the scalar form with four CarrySave sums took 4.7-9.6 ms built for the
-// baseline (the build's own flags), the vector form built for AVX2
-// 0.9-2.0 ms, with the VM's other core busy.
+// A fact's cell weight in a one-target query: the product, in dimension
+// order, of each walked dimension's weight of the fact's base (0 for a base
+// without the target). With no walked dimension, 1.
+struct CellWeights {
+  const KeyCodec* codec;
+  const std::vector<size_t>* dims;                     // the walked dimensions
+  const std::vector<std::vector<double>>* base_weight;  // per walked dimension, per base
+  // Every weight 0 or a power of two, so that a value times a cell's
+  // weight is exact (CarrySave::add_product adds no error term).
+  bool powers_of_two = true;
+  double operator()(uint64_t key) const {
+    double w = 1.0;
+    for (size_t i = 0; i < dims->size(); ++i) w *= (*base_weight)[i][codec->decode(key, (*dims)[i])];
+    return w;
+  }
+};
+
+// values[begin, end) times their cells' weights (no keys read where
+// `weights` walks no dimension; every weight a power of two or 0) added to
+// `sum` in carry-save form, and counted (NaN, or a weight of 0: not
+// added, not counted). Four terms at a time in vector registers (GCC's and
+// Clang's vector extensions): the products and CarrySave::add's double
+// additions and integer additions, lane by lane, are the same operations
+// as the scalar form's, so the limbs are the same integers. Compiled twice,
+// for AVX2 (one 256-bit register a vector) and for the baseline x86-64
+// (SSE2 pairs), and chosen at run time: on the 2-core VM (one core, 2 M
+// values, M1's case) the scalar form with four CarrySave sums took
+// 4.7-9.6 ms built for the baseline (the build's own flags), the vector
+// form built for AVX2 0.9-2.0 ms, with the VM's other core busy.
 using Doubles4 = double __attribute__((vector_size(32)));
 using Ints4 = long long __attribute__((vector_size(32)));
 
-[[gnu::always_inline]] inline void add_values_in_vectors(const double* values, size_t begin, size_t end,
-                                                         const SumGrid& grid, CarrySave& sum, uint64_t& count) {
+[[gnu::always_inline]] inline void add_terms_in_vectors(const double* values, const uint64_t* keys, size_t begin,
+                                                        size_t end, const CellWeights& weights, const SumGrid& grid,
+                                                        CarrySave& sum, uint64_t& count) {
   const double g = grid.scale, c0 = grid.limb_round[0], c1 = grid.limb_round[1], c2 = grid.limb_round[2];
   const Doubles4 scale = {g, g, g, g}, round0 = {c0, c0, c0, c0}, round1 = {c1, c1, c1, c1},
                  round2 = {c2, c2, c2, c2};
   const Ints4 base0 = __builtin_bit_cast(Ints4, round0), base1 = __builtin_bit_cast(Ints4, round1),
               base2 = __builtin_bit_cast(Ints4, round2);
+  const bool weighted = !weights.dims->empty();
   Ints4 l0 = {}, l1 = {}, l2 = {}, present = {};
   size_t i = begin;
   for (; i + 4 <= end; i += 4) {
     Doubles4 v;
     std::memcpy(&v, values + i, sizeof v);
-    const Ints4 has = v == v;  // all ones where v is not NaN
+    Ints4 has = v == v;  // all ones where v is not NaN
+    if (weighted) {
+      const Doubles4 w = {weights(keys[i]), weights(keys[i + 1]), weights(keys[i + 2]), weights(keys[i + 3])};
+      has &= w != 0.0;
+      v *= w;
+    }
     present -= has;
-    const Doubles4 y = __builtin_bit_cast(Doubles4, __builtin_bit_cast(Ints4, v) & has) * scale;  // NaN: +0.0
+    const Doubles4 y = __builtin_bit_cast(Doubles4, __builtin_bit_cast(Ints4, v) & has) * scale;  // else +0.0
     // CarrySave::add, four lanes at once.
     const Doubles4 t2 = y + round2;
     const Doubles4 r1 = y - (t2 - round2);
@@ -84,29 +112,31 @@ using Ints4 = long long __attribute__((vector_size(32)));
   CarrySave lanes = CarrySave::from_limbs(l0[0] + l0[1] + l0[2] + l0[3], l1[0] + l1[1] + l1[2] + l1[3],
                                           l2[0] + l2[1] + l2[2] + l2[3]);
   uint64_t counted = static_cast<uint64_t>(present[0] + present[1] + present[2] + present[3]);
-  for (; i != end; ++i)
-    if (has_value(values[i])) {
-      lanes.add(values[i], grid);
-      ++counted;
-    }
+  for (; i != end; ++i) {
+    const double w = weighted ? weights(keys[i]) : 1.0;
+    if (!has_value(values[i]) || w == 0.0) continue;
+    lanes.add_product(values[i], w, grid);
+    ++counted;
+  }
   sum.merge(lanes);
   count += counted;
 }
 
-[[gnu::target("avx2")]] void add_values_avx2(const double* values, size_t begin, size_t end, const SumGrid& grid,
-                                             CarrySave& sum, uint64_t& count) {
-  add_values_in_vectors(values, begin, end, grid, sum, count);
+[[gnu::target("avx2")]] void add_terms_avx2(const double* values, const uint64_t* keys, size_t begin, size_t end,
+                                            const CellWeights& weights, const SumGrid& grid, CarrySave& sum,
+                                            uint64_t& count) {
+  add_terms_in_vectors(values, keys, begin, end, weights, grid, sum, count);
 }
 
-void add_values_baseline(const double* values, size_t begin, size_t end, const SumGrid& grid, CarrySave& sum,
-                         uint64_t& count) {
-  add_values_in_vectors(values, begin, end, grid, sum, count);
+void add_terms_baseline(const double* values, const uint64_t* keys, size_t begin, size_t end,
+                        const CellWeights& weights, const SumGrid& grid, CarrySave& sum, uint64_t& count) {
+  add_terms_in_vectors(values, keys, begin, end, weights, grid, sum, count);
 }
 
-void add_values(std::span<const double> values, size_t begin, size_t end, const SumGrid& grid, CarrySave& sum,
-                uint64_t& count) {
+void add_terms(const double* values, const uint64_t* keys, size_t begin, size_t end, const CellWeights& weights,
+               const SumGrid& grid, CarrySave& sum, uint64_t& count) {
   static const bool avx2 = __builtin_cpu_supports("avx2");
-  (avx2 ? add_values_avx2 : add_values_baseline)(values.data(), begin, end, grid, sum, count);
+  (avx2 ? add_terms_avx2 : add_terms_baseline)(values, keys, begin, end, weights, grid, sum, count);
 }
 
 // One target (B1, M1): its aggregate is a reduction over the relevant
@@ -131,12 +161,12 @@ AreaResult run_one_target(const FactTable& facts, const AggregationMap& map, con
     for (uint32_t b = 0; b + 1 < m.offsets.size(); ++b)
       if (m.relevant(b)) w[b] = m.weights[m.offsets[b]];
   }
-  const KeyCodec& codec = map.codec();
-  const auto weight_of = [&](uint64_t key) {
-    double w = 1.0;
-    for (size_t i = 0; i < dims.size(); ++i) w *= base_weight[i][codec.decode(key, dims[i])];
-    return w;
-  };
+  CellWeights weight_of{&map.codec(), &dims, &base_weight};
+  for (const std::vector<double>& ws : base_weight)
+    for (const double w : ws)
+      if (w != 0.0 && (!std::isfinite(w) || (std::bit_cast<uint64_t>(w) & ((uint64_t{1} << 52) - 1)) != 0 ||
+                       (std::bit_cast<uint64_t>(w) >> 52 & 0x7ff) == 0))
+        weight_of.powers_of_two = false;
   const auto reduce_cells = [&](size_t begin, size_t end, CellAccumulator& acc) {
     if (extremes) {  // min or max: no sum to add
       for (size_t i = begin; i != end; ++i) {
@@ -180,9 +210,9 @@ AreaResult run_one_target(const FactTable& facts, const AggregationMap& map, con
       else acc.sum.merge(sums[0]);
       acc.count += counts[0];
     };
-    if (grid.limb_bits && dims.empty()) {
+    if (grid.limb_bits && weight_of.powers_of_two) {
       CarrySave sum;
-      add_values(values, begin, end, grid, sum, acc.count);
+      add_terms(values.data(), keys.data(), begin, end, weight_of, grid, sum, acc.count);
       acc.sum.merge(sum.exact(grid));
     } else if (grid.limb_bits) {
       lanes(CarrySave{});
