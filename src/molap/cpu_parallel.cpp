@@ -354,23 +354,41 @@ AreaResult run_two_phase(const FactTable& facts, const AggregationMap& map, cons
     if (c.count() != 1 || std::find(c.class_of_base.begin(), c.class_of_base.end(), gpu::kNoClass) != c.class_of_base.end())
       read.push_back(d);
   }
+  // Per read dimension, each base's part of a class tuple's number: its
+  // class times the dimension's stride, or kNoTuple where the base has no
+  // class (its facts reach no target). A fact's tuple is the sum of its
+  // bases' parts, none if any part has kNoTuple's bit; one load per
+  // dimension where the walk through the classes' vectors took several
+  // dependent ones (M3 over machines 0.05 on the 2-core VM: phase 1 about
+  // 16.5 ms before, 11.5-12.4 after, in pairs of runs).
+  constexpr uint64_t kNoTuple = uint64_t{1} << 63;  // class tuples are below 2^22
+  struct ReadDimension {
+    const uint64_t* part;  // per base
+    int shift;
+    uint64_t mask;
+  };
+  std::vector<std::vector<uint64_t>> parts(read.size());
+  std::vector<ReadDimension> readers;
+  for (size_t r = 0; r < read.size(); ++r) {
+    const size_t d = read[r];
+    for (const uint32_t c : classes.dims[d].class_of_base)
+      parts[r].push_back(c == gpu::kNoClass ? kNoTuple : uint64_t{c} * classes.strides[d]);
+    readers.push_back({parts[r].data(), codec.shift(d), codec.mask(d)});
+  }
   using Raw = CellArray<TupleCell<Sum>>;
   const Raw raw =
       accumulate_cells<TupleCell<Sum>>(facts, map, classes.cells, [&](Raw& acc, size_t begin, size_t end) {
         for (size_t i = begin; i < end; ++i) {
           const double v = values[i];
           if (!has_value(v)) continue;
-          uint64_t tuple = 0;
-          bool relevant = true;
-          for (const size_t d : read) {
-            const uint32_t c = classes.dims[d].class_of_base[codec.decode(keys[i], d)];
-            if (c == gpu::kNoClass) {
-              relevant = false;
-              break;
-            }
-            tuple += uint64_t{c} * classes.strides[d];
+          const uint64_t key = keys[i];
+          uint64_t tuple = 0, any = 0;
+          for (const ReadDimension& r : readers) {
+            const uint64_t part = r.part[(key >> r.shift) & r.mask];
+            tuple += part;
+            any |= part;
           }
-          if (relevant) acc[tuple].add(v, grid);
+          if (!(any & kNoTuple)) acc[tuple].add(v, grid);
         }
       });
   // Phase 2, on this thread: the tuples are few (at most 2^22), and their
