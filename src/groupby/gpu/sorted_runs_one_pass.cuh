@@ -77,8 +77,9 @@ struct WarpHeads {
 // A slot whose kind, value type, NULLs and kept count are fixed at compile
 // time. The state functions of aggregate_state.hpp, inlined with a slot
 // made by of(), fold their switches on it, so that a row costs the few
-// instructions of its own aggregate: with the kind read per row, this
-// kernel executed 238 instructions a row (ncu on an H200, 2026-11-29).
+// instructions of its own aggregate: the single kernel this replaced read
+// the kind per row and executed 238 instructions a row (ncu on an H200,
+// 2026-11-29).
 // AVG runs as SUM (they differ only in the count, which Counted keeps).
 template <AggregateKind K, ValueType T, bool Nullable, bool Counted>
 struct FixedSlot {
