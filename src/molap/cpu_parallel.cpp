@@ -69,8 +69,8 @@ struct CellWeights {
 // Clang's vector extensions): the products and CarrySave::add's double
 // additions and integer additions, lane by lane, are the same operations
 // as the scalar form's, so the limbs are the same integers. Compiled twice,
-// for AVX2 (one 256-bit register a vector) and for the baseline x86-64
-// (SSE2 pairs), and chosen at run time: on the 2-core VM (one core, 2 M
+// for AVX2 (one 256-bit register a vector) and for the baseline (on
+// x86-64, SSE2 pairs), and chosen at run time: on the 2-core VM (one core, 2 M
 // values, M1's case) the scalar form with four CarrySave sums took
 // 4.7-9.6 ms built for the baseline (the build's own flags), the vector
 // form built for AVX2 0.9-2.0 ms, with the VM's other core busy.
@@ -122,11 +122,13 @@ using Ints4 = long long __attribute__((vector_size(32)));
   count += counted;
 }
 
+#if defined(__x86_64__)
 [[gnu::target("avx2")]] void add_terms_avx2(const double* values, const uint64_t* keys, size_t begin, size_t end,
                                             const CellWeights& weights, const SumGrid& grid, CarrySave& sum,
                                             uint64_t& count) {
   add_terms_in_vectors(values, keys, begin, end, weights, grid, sum, count);
 }
+#endif
 
 void add_terms_baseline(const double* values, const uint64_t* keys, size_t begin, size_t end,
                         const CellWeights& weights, const SumGrid& grid, CarrySave& sum, uint64_t& count) {
@@ -135,8 +137,11 @@ void add_terms_baseline(const double* values, const uint64_t* keys, size_t begin
 
 void add_terms(const double* values, const uint64_t* keys, size_t begin, size_t end, const CellWeights& weights,
                const SumGrid& grid, CarrySave& sum, uint64_t& count) {
+#if defined(__x86_64__)
   static const bool avx2 = __builtin_cpu_supports("avx2");
-  (avx2 ? add_terms_avx2 : add_terms_baseline)(values, keys, begin, end, weights, grid, sum, count);
+  if (avx2) return add_terms_avx2(values, keys, begin, end, weights, grid, sum, count);
+#endif
+  add_terms_baseline(values, keys, begin, end, weights, grid, sum, count);
 }
 
 // One target (B1, M1): its aggregate is a reduction over the relevant
