@@ -126,7 +126,12 @@ for spec in "$@"; do
   # A finding: a sanitizer's or libFuzzer's report in any job's log, or an input kept.
   if grep -l -E '^==[0-9]+==ERROR|^SUMMARY: |ERROR: libFuzzer|runtime error:' "${logs[@]}" >/dev/null 2>&1 ||
      [ -n "$(ls -A "$dir/artifacts")" ]; then
-    result="FOUND: $(grep -h -m1 -E '^SUMMARY: |ERROR: libFuzzer|runtime error:' "${logs[@]}" | head -1 | cut -c1-120)"
+    # (A kept input with no report in the log, such as libFuzzer's slow
+    # units, is named instead: with pipefail, grep's "no match" stopped the
+    # whole table here.)
+    report=$(grep -h -m1 -E '^SUMMARY: |ERROR: libFuzzer|runtime error:' "${logs[@]}" | head -1 | cut -c1-120 || true)
+    [ -n "$report" ] || report="kept $(ls "$dir/artifacts" | head -3 | tr '\n' ' ')"
+    result="FOUND: $report"
     failed=1
   fi
   [ "$total" -ge "$executions" ] || [ "$result" != ok ] || result="ok, short of $executions"
