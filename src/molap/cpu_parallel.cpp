@@ -47,19 +47,40 @@ tbb::enumerable_thread_specific<Local> accumulate_pages(const FactTable& facts, 
 
 // A fact's cell weight in a one-target query: the product, in dimension
 // order, of each walked dimension's weight of the fact's base (0 for a base
-// without the target). With no walked dimension, 1.
-struct CellWeights {
-  const KeyCodec* codec;
-  const std::vector<size_t>* dims;                     // the walked dimensions
-  const std::vector<std::vector<double>>* base_weight;  // per walked dimension, per base
+// without the target). With no walked dimension, 1. Each dimension's
+// table, shift and mask are kept side by side, one load a dimension.
+class CellWeights {
+ public:
+  // base_weight[i]: walked dimension dims[i]'s weight per base (kept by
+  // the caller while this is used).
+  CellWeights(const KeyCodec& codec, const std::vector<size_t>& dims,
+              const std::vector<std::vector<double>>& base_weight) {
+    for (size_t i = 0; i < dims.size(); ++i) {
+      walk_.push_back({base_weight[i].data(), codec.shift(dims[i]), codec.mask(dims[i])});
+      for (const double w : base_weight[i])
+        if (w != 0.0 && (!std::isfinite(w) || (std::bit_cast<uint64_t>(w) & ((uint64_t{1} << 52) - 1)) != 0 ||
+                         (std::bit_cast<uint64_t>(w) >> 52 & 0x7ff) == 0))
+          powers_of_two_ = false;
+    }
+  }
+  bool walks() const { return !walk_.empty(); }
   // Every weight 0 or a power of two, so that a value times a cell's
   // weight is exact (CarrySave::add_product adds no error term).
-  bool powers_of_two = true;
+  bool powers_of_two() const { return powers_of_two_; }
   double operator()(uint64_t key) const {
     double w = 1.0;
-    for (size_t i = 0; i < dims->size(); ++i) w *= (*base_weight)[i][codec->decode(key, (*dims)[i])];
+    for (const Dimension& d : walk_) w *= d.weight[(key >> d.shift) & d.mask];
     return w;
   }
+
+ private:
+  struct Dimension {
+    const double* weight;  // per base
+    int shift;
+    uint64_t mask;
+  };
+  std::vector<Dimension> walk_;
+  bool powers_of_two_ = true;
 };
 
 // values[begin, end) times their cells' weights (no keys read where
@@ -85,7 +106,7 @@ using Ints4 = long long __attribute__((vector_size(32)));
                  round2 = {c2, c2, c2, c2};
   const Ints4 base0 = __builtin_bit_cast(Ints4, round0), base1 = __builtin_bit_cast(Ints4, round1),
               base2 = __builtin_bit_cast(Ints4, round2);
-  const bool weighted = !weights.dims->empty();
+  const bool weighted = weights.walks();
   Ints4 l0 = {}, l1 = {}, l2 = {}, present = {};
   size_t i = begin;
   for (; i + 4 <= end; i += 4) {
@@ -166,12 +187,7 @@ AreaResult run_one_target(const FactTable& facts, const AggregationMap& map, con
     for (uint32_t b = 0; b + 1 < m.offsets.size(); ++b)
       if (m.relevant(b)) w[b] = m.weights[m.offsets[b]];
   }
-  CellWeights weight_of{&map.codec(), &dims, &base_weight};
-  for (const std::vector<double>& ws : base_weight)
-    for (const double w : ws)
-      if (w != 0.0 && (!std::isfinite(w) || (std::bit_cast<uint64_t>(w) & ((uint64_t{1} << 52) - 1)) != 0 ||
-                       (std::bit_cast<uint64_t>(w) >> 52 & 0x7ff) == 0))
-        weight_of.powers_of_two = false;
+  const CellWeights weight_of(map.codec(), dims, base_weight);
   const auto reduce_cells = [&](size_t begin, size_t end, CellAccumulator& acc) {
     if (extremes) {  // min or max: no sum to add
       for (size_t i = begin; i != end; ++i) {
@@ -215,7 +231,7 @@ AreaResult run_one_target(const FactTable& facts, const AggregationMap& map, con
       else acc.sum.merge(sums[0]);
       acc.count += counts[0];
     };
-    if (grid.limb_bits && weight_of.powers_of_two) {
+    if (grid.limb_bits && weight_of.powers_of_two()) {
       CarrySave sum;
       add_terms(values.data(), keys.data(), begin, end, weight_of, grid, sum, acc.count);
       acc.sum.merge(sum.exact(grid));
