@@ -100,9 +100,9 @@ GpuSplit parse_split(std::string_view name);
 // How gpu-lattice and gpu-expand reduce rows sorted by key into their runs.
 // The hand-written kernels, which read the keys once and each aggregate's
 // values once, are the default: CUB's unique-by-key and reduce-by-key per
-// state word took 256 us of kernels for the 25 M sorted rows of sales-flat
-// on an H200, the one-pass kernels 189 us before COUNT(*) joined the
-// marking pass (bench/results/h200-cube-sorted-runs-2026-11-29.md).
+// state word took 258 us of kernels for the 25 M sorted rows of sales-flat
+// on an H200, the one-pass kernels 169 us
+// (bench/results/h200-cube-one-pass-split-2026-11-29.md).
 enum class SortedRuns : std::uint8_t {
   Cub,      // CUB: unique-by-key for the runs' starts, then a reduce-by-key per word of each state
   OnePass,  // keys read once, then each aggregate's values (groupby/gpu/sorted_runs_one_pass.cuh)
